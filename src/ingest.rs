@@ -1,0 +1,331 @@
+//! Ingest: bytes in, numbered lines out.
+//!
+//! Every input (a path, or `-` for standard input) is read as a stream of lines. A
+//! gzip stream is recognised by its magic bytes and decompressed on the fly. Lines are
+//! split on `\n`; a trailing `\r` is dropped; invalid UTF-8 is decoded lossily (each bad
+//! sequence becomes U+FFFD) so that line numbering never shifts. ANSI escape sequences
+//! and NUL bytes are removed from the text that later stages read.
+//!
+//! Memory is bounded per line: a line longer than [`MAX_LINE_BYTES`] keeps its first
+//! [`MAX_LINE_BYTES`] bytes (the rest is counted, not stored), so a 200 MB single line
+//! costs 1 MiB. Nothing else is buffered: a line is handed on and forgotten.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use flate2::read::MultiGzDecoder;
+
+/// Bytes of one line kept for matching and evidence; the rest of a longer line is dropped
+/// and the line is marked as truncated.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// One line of input, as read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// 1-based line number within its input.
+    pub number: usize,
+    /// The text, lossily decoded, without the line terminator, ANSI escapes or NULs.
+    pub text: String,
+    /// How many bytes of the original line were dropped past [`MAX_LINE_BYTES`].
+    pub truncated: usize,
+}
+
+/// Where an input comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Stdin,
+    Path(PathBuf),
+}
+
+impl Source {
+    pub fn parse(arg: &str) -> Self {
+        if arg == "-" {
+            Source::Stdin
+        } else {
+            Source::Path(PathBuf::from(arg))
+        }
+    }
+
+    /// A name for messages and reports.
+    pub fn name(&self) -> String {
+        match self {
+            Source::Stdin => "<stdin>".to_string(),
+            Source::Path(p) => p.display().to_string(),
+        }
+    }
+}
+
+/// Errors reading an input. Each names the input.
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    #[error("{path}: is a directory, not a log file")]
+    IsDirectory { path: String },
+    #[error("{path}: cannot open: {source}")]
+    Open { path: String, source: io::Error },
+    #[error("{path}: read error after line {line}: {source}")]
+    Read {
+        path: String,
+        line: usize,
+        source: io::Error,
+    },
+}
+
+/// A streaming line reader over one input.
+pub struct LineReader {
+    inner: Box<dyn BufRead>,
+    name: String,
+    number: usize,
+    buf: Vec<u8>,
+}
+
+impl LineReader {
+    /// Opens an input; gzip is detected from the first two bytes.
+    pub fn open(source: &Source) -> Result<Self, IngestError> {
+        let name = source.name();
+        let raw: Box<dyn Read> = match source {
+            Source::Stdin => Box::new(io::stdin()),
+            Source::Path(p) => Box::new(open_file(p)?),
+        };
+        Self::from_reader(raw, name)
+    }
+
+    /// Wraps any reader (gzip detected as for files).
+    pub fn from_reader(raw: Box<dyn Read>, name: String) -> Result<Self, IngestError> {
+        let mut buffered = BufReader::with_capacity(256 * 1024, raw);
+        let is_gzip = {
+            let head = buffered.fill_buf().map_err(|source| IngestError::Read {
+                path: name.clone(),
+                line: 0,
+                source,
+            })?;
+            head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b
+        };
+        let inner: Box<dyn BufRead> = if is_gzip {
+            Box::new(BufReader::with_capacity(
+                256 * 1024,
+                MultiGzDecoder::new(buffered),
+            ))
+        } else {
+            Box::new(buffered)
+        };
+        Ok(LineReader {
+            inner,
+            name,
+            number: 0,
+            buf: Vec::with_capacity(4096),
+        })
+    }
+
+    /// The input's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Reads the next line; `Ok(None)` at the end of the input.
+    pub fn next_line(&mut self) -> Result<Option<Line>, IngestError> {
+        self.buf.clear();
+        let truncated = match read_bounded_line(&mut self.inner, &mut self.buf, MAX_LINE_BYTES) {
+            Ok(Some(t)) => t,
+            Ok(None) => return Ok(None),
+            Err(source) => {
+                return Err(IngestError::Read {
+                    path: self.name.clone(),
+                    line: self.number,
+                    source,
+                })
+            }
+        };
+        self.number += 1;
+        if self.buf.last() == Some(&b'\r') {
+            self.buf.pop();
+        }
+        Ok(Some(Line {
+            number: self.number,
+            text: clean_text(&self.buf),
+            truncated,
+        }))
+    }
+}
+
+fn open_file(path: &Path) -> Result<File, IngestError> {
+    let name = path.display().to_string();
+    if path.is_dir() {
+        return Err(IngestError::IsDirectory { path: name });
+    }
+    File::open(path).map_err(|source| IngestError::Open { path: name, source })
+}
+
+/// Reads up to and including the next `\n`, storing at most `max` bytes in `out`
+/// (without the `\n`). Returns the number of bytes dropped, or `None` at EOF with
+/// nothing read.
+fn read_bounded_line(
+    r: &mut dyn BufRead,
+    out: &mut Vec<u8>,
+    max: usize,
+) -> io::Result<Option<usize>> {
+    let mut dropped = 0usize;
+    let mut any = false;
+    loop {
+        let (done, used) = {
+            let avail = match r.fill_buf() {
+                Ok(a) => a,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if avail.is_empty() {
+                return Ok(if any { Some(dropped) } else { None });
+            }
+            any = true;
+            let (chunk, done, used) = match memchr::memchr(b'\n', avail) {
+                Some(i) => (&avail[..i], true, i + 1),
+                None => (avail, false, avail.len()),
+            };
+            let room = max.saturating_sub(out.len());
+            if chunk.len() <= room {
+                out.extend_from_slice(chunk);
+            } else {
+                out.extend_from_slice(&chunk[..room]);
+                dropped += chunk.len() - room;
+            }
+            (done, used)
+        };
+        r.consume(used);
+        if done {
+            return Ok(Some(dropped));
+        }
+    }
+}
+
+/// Lossy UTF-8 decoding with ANSI escape sequences and NUL bytes removed.
+pub fn clean_text(bytes: &[u8]) -> String {
+    let needs_strip = memchr::memchr2(0x1b, 0, bytes).is_some();
+    let text = String::from_utf8_lossy(bytes);
+    if !needs_strip {
+        return text.into_owned();
+    }
+    strip_ansi(&text)
+}
+
+/// Removes CSI (`ESC [ ... final`), OSC (`ESC ] ... BEL|ESC \`) and two-byte escapes,
+/// and NUL characters.
+pub fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\0' => {}
+            '\u{1b}' => match chars.peek() {
+                Some('[') => {
+                    chars.next();
+                    // parameters and intermediates, then one final byte in @..~
+                    for c in chars.by_ref() {
+                        if ('@'..='~').contains(&c) {
+                            break;
+                        }
+                    }
+                }
+                Some(']') => {
+                    chars.next();
+                    while let Some(c) = chars.next() {
+                        if c == '\u{7}' {
+                            break;
+                        }
+                        if c == '\u{1b}' && chars.peek() == Some(&'\\') {
+                            chars.next();
+                            break;
+                        }
+                    }
+                }
+                Some(_) => {
+                    chars.next();
+                }
+                None => {}
+            },
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn lines_of(bytes: &[u8]) -> Vec<Line> {
+        let mut r = LineReader::from_reader(Box::new(io::Cursor::new(bytes.to_vec())), "t".into())
+            .expect("open");
+        let mut v = Vec::new();
+        while let Some(l) = r.next_line().expect("read") {
+            v.push(l);
+        }
+        v
+    }
+
+    #[test]
+    fn crlf_and_missing_final_newline() {
+        let v = lines_of(b"a\r\nb\r\nc");
+        let t: Vec<_> = v.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(t, ["a", "b", "c"]);
+        assert_eq!(v[2].number, 3);
+    }
+
+    #[test]
+    fn invalid_utf8_keeps_numbering() {
+        let v = lines_of(b"ok\n\xff\xfebad\nnext\n");
+        assert_eq!(v.len(), 3);
+        assert_eq!(v[1].text, "\u{fffd}\u{fffd}bad");
+        assert_eq!(v[2].number, 3);
+    }
+
+    #[test]
+    fn ansi_and_nul_are_removed() {
+        let v = lines_of(b"\x1b[31mERROR\x1b[0m x\0y\n\x1b]0;title\x07z\n");
+        assert_eq!(v[0].text, "ERROR xy");
+        assert_eq!(v[1].text, "z");
+    }
+
+    #[test]
+    fn gzip_is_detected() {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(b"one\ntwo\n").expect("write");
+        let gz = enc.finish().expect("finish");
+        let v = lines_of(&gz);
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[1].text, "two");
+    }
+
+    #[test]
+    fn truncated_gzip_is_an_error_not_a_panic() {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(&b"line of text\n".repeat(1000)).expect("write");
+        let gz = enc.finish().expect("finish");
+        let cut = &gz[..gz.len() / 2];
+        let mut r = LineReader::from_reader(Box::new(io::Cursor::new(cut.to_vec())), "t.gz".into())
+            .expect("open");
+        let mut err = None;
+        loop {
+            match r.next_line() {
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(e) => {
+                    err = Some(e);
+                    break;
+                }
+            }
+        }
+        let e = err.expect("a truncated gzip stream must be reported");
+        assert!(e.to_string().starts_with("t.gz: read error after line"), "{e}");
+    }
+
+    #[test]
+    fn long_lines_are_bounded() {
+        let mut big = vec![b'x'; MAX_LINE_BYTES + 10];
+        big.extend_from_slice(b"\nnext\n");
+        let v = lines_of(&big);
+        assert_eq!(v[0].text.len(), MAX_LINE_BYTES);
+        assert_eq!(v[0].truncated, 10);
+        assert_eq!(v[1].text, "next");
+    }
+}

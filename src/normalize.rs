@@ -1,0 +1,552 @@
+//! Normalize: peel the prefix layers real logs carry off each line.
+//!
+//! A line from `journalctl -u vllm` reads
+//! `Feb 20 23:31:36 host vllm[216054]: (Worker_TP4 pid=216054) ERROR 02-20 23:31:36
+//! [multiproc_executor.py:783] Traceback (most recent call last):` — three layers
+//! (journald, the vLLM process tag, the vLLM logger) around the message that matters.
+//! [`normalize`] applies the known layer parsers repeatedly, each at most once, until no
+//! layer matches; what is left is the message. The raw line and its number are kept for
+//! evidence; the peeled layers fill the record's stream (unit, identifier, pid, worker
+//! tag, rank), level, timestamp and logger origin.
+//!
+//! Lines in no known format pass through unchanged: a traceback pasted from a terminal
+//! is its own message.
+//!
+//! Layers (each a small anchored regex, ASCII digit classes):
+//! markdown quote `> `; journald `-o json`; ISO timestamps (GitHub Actions, `docker logs
+//! --timestamps`); journald `short-iso`; GitHub `##[error]`; journald `short` /
+//! `short-precise` and classic syslog; docker compose `svc_1  | `; NCCL
+//! `host:pid:tid [dev]`; vLLM/Ray process tags `(Worker_TP4 pid=1)`, `(RayWorkerWrapper
+//! pid=1, ip=10.0.0.2)`; torchrun `[rank0]:`; glog (bare and bracketed); vLLM logger
+//! (new `[file.py:N]` and old `file.py:N]`); Python logging; DeepSpeed; `LEVEL:` prefixes.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::Serialize;
+
+use crate::ingest::Line;
+
+/// Severity read from a prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Debug,
+    Info,
+    Warning,
+    Error,
+    Critical,
+}
+
+impl Level {
+    fn parse(s: &str) -> Option<Level> {
+        Some(match s {
+            "DEBUG" | "D" | "debug" => Level::Debug,
+            "INFO" | "I" | "info" | "notice" => Level::Info,
+            "WARNING" | "WARN" | "W" | "warning" => Level::Warning,
+            "ERROR" | "E" | "error" => Level::Error,
+            "CRITICAL" | "FATAL" | "F" | "C" | "critical" => Level::Critical,
+            _ => return None,
+        })
+    }
+
+    fn from_priority(p: &str) -> Option<Level> {
+        Some(match p {
+            "0" | "1" | "2" => Level::Critical,
+            "3" => Level::Error,
+            "4" => Level::Warning,
+            "5" | "6" => Level::Info,
+            "7" => Level::Debug,
+            _ => return None,
+        })
+    }
+
+    pub fn is_error(self) -> bool {
+        self >= Level::Error
+    }
+}
+
+/// Who wrote a line, as far as the prefixes tell.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Stream {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ident: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worker: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
+}
+
+impl Stream {
+    /// The key tracebacks are reassembled under: the most specific writer known.
+    pub fn key(&self) -> String {
+        if let Some(w) = &self.worker {
+            match self.pid {
+                Some(p) => format!("{w} pid={p}"),
+                None => w.clone(),
+            }
+        } else if let Some(r) = self.rank {
+            format!("rank{r}")
+        } else if let Some(i) = &self.ident {
+            match self.pid {
+                Some(p) => format!("{i}[{p}]"),
+                None => i.clone(),
+            }
+        } else if let Some(p) = self.pid {
+            format!("pid {p}")
+        } else {
+            String::new()
+        }
+    }
+
+    /// A short label for reports (`Worker_TP4`, `rank2`, `vllm[12]`); empty when unknown.
+    pub fn short(&self) -> String {
+        if let Some(w) = &self.worker {
+            w.clone()
+        } else {
+            self.key()
+        }
+    }
+}
+
+/// One normalized line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// 1-based line number in its input.
+    pub line: usize,
+    /// The line as ingested (ANSI escapes removed): the evidence text.
+    pub raw: String,
+    /// What is left after the prefixes are peeled.
+    pub message: String,
+    pub stream: Stream,
+    pub level: Option<Level>,
+    pub timestamp: Option<String>,
+    /// The logger's source location (`multiproc_executor.py:783`), when a prefix names it.
+    pub origin: Option<String>,
+    /// Bytes of the original line dropped by ingest's line bound.
+    pub truncated: usize,
+}
+
+macro_rules! re {
+    ($name:ident, $pat:expr) => {
+        static $name: LazyLock<Regex> = LazyLock::new(|| {
+            #[allow(clippy::expect_used)]
+            Regex::new($pat).expect("built-in prefix regex")
+        });
+    };
+}
+
+re!(ISO_Z, r"^([0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?Z) ");
+re!(
+    JOURNAL_ISO,
+    r"^([0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?[+-][0-9][0-9]:?[0-9][0-9]) (\S+) ([^\s\[:]+)(?:\[([0-9]+)\])?: ?"
+);
+re!(GHA, r"^##\[(error|warning|notice|debug|group|endgroup)\]");
+re!(
+    SYSLOG,
+    r"^([A-Z][a-z]{2} [ 0-3][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?) (\S+) ([^\s\[:]+)(?:\[([0-9]+)\])?: ?"
+);
+re!(COMPOSE, r"^([A-Za-z0-9][A-Za-z0-9_.-]*)\s+\| ");
+re!(NCCL, r"^([A-Za-z0-9][A-Za-z0-9._-]*):([0-9]+):([0-9]+) \[([0-9]+)\] ");
+re!(
+    PROC_TAG,
+    r"^\(([A-Za-z][A-Za-z0-9_]*)(?: pid=([0-9]+))?(?:, ip=[0-9A-Fa-f.:]+)?\) ?"
+);
+re!(RANK, r"^\[(?:rank|default)([0-9]+)\]:");
+re!(
+    GLOG_BRACKET,
+    r"^\[([IWEF])([0-9]{4} [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]+)(?: ([0-9]+))? ([^\]\s]+:[0-9]+)\] ?"
+);
+re!(OLD_TORCH, r"^\[([IWEF]) ([^\]\s]+:[0-9]+)\] ?");
+re!(
+    VLLM,
+    r"^(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) ([0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9])(?:\.[0-9]+)? (?:\[([^\]]+)\] ?|([A-Za-z0-9_.]+:[0-9]+)\] ?)"
+);
+re!(
+    PYLOG,
+    r"^([0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:,[0-9]+)?) - (\S+) - (DEBUG|INFO|WARNING|ERROR|CRITICAL) - "
+);
+re!(
+    DEEPSPEED,
+    r"^\[([0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9],[0-9]+)\] \[(DEBUG|INFO|WARNING|ERROR|CRITICAL)\] \[([^\]]+)\] "
+);
+re!(
+    GLOG,
+    r"^([IWEF])([0-9]{4} [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]+)\s+([0-9]+) ([^\]\s]+:[0-9]+)\] "
+);
+re!(
+    PYLOG_BASIC,
+    r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL):([A-Za-z_][A-Za-z0-9_.]*):"
+);
+re!(LEVEL_COLON, r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+");
+re!(UNIT, r"^([A-Za-z0-9@._:\\-]+\.(?:service|scope|slice|socket|timer|mount)): ");
+
+/// The journald fields read from `journalctl -o json`.
+#[derive(serde::Deserialize)]
+struct JournalJson {
+    #[serde(rename = "MESSAGE")]
+    message: Option<serde_json::Value>,
+    #[serde(rename = "_PID")]
+    pid: Option<String>,
+    #[serde(rename = "SYSLOG_IDENTIFIER")]
+    ident: Option<String>,
+    #[serde(rename = "_SYSTEMD_UNIT")]
+    unit: Option<String>,
+    #[serde(rename = "PRIORITY")]
+    priority: Option<String>,
+    #[serde(rename = "_HOSTNAME")]
+    host: Option<String>,
+    #[serde(rename = "__REALTIME_TIMESTAMP")]
+    realtime: Option<String>,
+}
+
+fn journal_message(v: &serde_json::Value) -> Option<String> {
+    match v {
+        serde_json::Value::String(s) => Some(s.clone()),
+        // journald writes non-UTF-8 messages as an array of byte values
+        serde_json::Value::Array(a) => {
+            let bytes: Vec<u8> = a
+                .iter()
+                .filter_map(|b| b.as_u64().and_then(|n| u8::try_from(n).ok()))
+                .collect();
+            Some(crate::ingest::clean_text(&bytes))
+        }
+        _ => None,
+    }
+}
+
+/// Peels one line into a record.
+pub fn normalize(line: Line) -> Record {
+    let mut rec = Record {
+        line: line.number,
+        raw: String::new(),
+        message: String::new(),
+        stream: Stream::default(),
+        level: None,
+        timestamp: None,
+        origin: None,
+        truncated: line.truncated,
+    };
+    let mut start = 0usize;
+    let text = line.text.as_str();
+
+    // Layers that can only come first.
+    if let Some(rest) = text.strip_prefix("> ") {
+        start = text.len() - rest.len();
+    } else if text == ">" {
+        start = 1;
+    } else if text.starts_with("{\"") && text.contains("\"MESSAGE\"") {
+        if let Ok(j) = serde_json::from_str::<JournalJson>(text) {
+            if let Some(m) = j.message.as_ref().and_then(journal_message) {
+                rec.stream.pid = j.pid.as_deref().and_then(|p| p.parse().ok());
+                rec.stream.ident = j.ident;
+                rec.stream.unit = j.unit;
+                rec.stream.host = j.host;
+                rec.level = j.priority.as_deref().and_then(Level::from_priority);
+                rec.timestamp = j.realtime;
+                let peeled = peel(&m, 0, &mut rec);
+                rec.message = m[peeled..].to_string();
+                rec.raw = line.text;
+                return rec;
+            }
+        }
+    }
+    start = peel(text, start, &mut rec);
+    rec.message = text[start..].to_string();
+    rec.raw = line.text;
+    rec
+}
+
+/// Applies the layer parsers from `start`; returns where the message begins.
+fn peel(text: &str, mut start: usize, rec: &mut Record) -> usize {
+    // Each layer at most once, in any order the line presents them.
+    let mut used = [false; 16];
+    'outer: loop {
+        let rest = &text[start..];
+        let Some(&first) = rest.as_bytes().first() else {
+            break;
+        };
+        for layer in 0..16 {
+            if used[layer] {
+                continue;
+            }
+            if let Some(n) = try_layer(layer, first, rest, rec) {
+                used[layer] = true;
+                start += n;
+                continue 'outer;
+            }
+        }
+        break;
+    }
+    if rec.stream.unit.is_none() && rec.stream.ident.as_deref() == Some("systemd") {
+        if let Some(c) = UNIT.captures(&text[start..]) {
+            rec.stream.unit = Some(c[1].to_string());
+        }
+    }
+    start
+}
+
+fn set_level(rec: &mut Record, s: &str) {
+    if let Some(l) = Level::parse(s) {
+        rec.level = Some(l);
+    }
+}
+
+/// Tries one layer; returns the prefix length when it applies.
+fn try_layer(layer: usize, first: u8, rest: &str, rec: &mut Record) -> Option<usize> {
+    match layer {
+        0 if first.is_ascii_digit() => {
+            let c = JOURNAL_ISO.captures(rest)?;
+            rec.timestamp = Some(c[1].to_string());
+            rec.stream.host = Some(c[2].to_string());
+            rec.stream.ident = Some(c[3].to_string());
+            rec.stream.pid = c.get(4).and_then(|m| m.as_str().parse().ok());
+            Some(c[0].len())
+        }
+        1 if first.is_ascii_digit() => {
+            let c = ISO_Z.captures(rest)?;
+            rec.timestamp.get_or_insert_with(|| c[1].to_string());
+            Some(c[0].len())
+        }
+        2 if first == b'#' => {
+            let c = GHA.captures(rest)?;
+            match &c[1] {
+                "error" => rec.level = Some(Level::Error),
+                "warning" => rec.level = Some(Level::Warning),
+                _ => {}
+            }
+            Some(c[0].len())
+        }
+        3 if first.is_ascii_uppercase() => {
+            let c = SYSLOG.captures(rest)?;
+            rec.timestamp = Some(c[1].to_string());
+            rec.stream.host = Some(c[2].to_string());
+            rec.stream.ident = Some(c[3].to_string());
+            rec.stream.pid = c.get(4).and_then(|m| m.as_str().parse().ok());
+            Some(c[0].len())
+        }
+        4 if first.is_ascii_alphanumeric() => {
+            let c = COMPOSE.captures(rest)?;
+            rec.stream.ident.get_or_insert_with(|| c[1].to_string());
+            Some(c[0].len())
+        }
+        5 if first.is_ascii_alphanumeric() => {
+            let c = NCCL.captures(rest)?;
+            rec.stream.host.get_or_insert_with(|| c[1].to_string());
+            rec.stream.pid = c[2].parse().ok();
+            Some(c[0].len())
+        }
+        6 if first == b'(' => {
+            let c = PROC_TAG.captures(rest)?;
+            rec.stream.worker = Some(c[1].to_string());
+            if let Some(p) = c.get(2).and_then(|m| m.as_str().parse().ok()) {
+                rec.stream.pid = Some(p);
+            }
+            Some(c[0].len())
+        }
+        7 if first == b'[' => {
+            let c = RANK.captures(rest)?;
+            rec.stream.rank = c[1].parse().ok();
+            Some(c[0].len())
+        }
+        8 if first == b'[' => {
+            let c = GLOG_BRACKET.captures(rest)?;
+            set_level(rec, &c[1]);
+            rec.timestamp.get_or_insert_with(|| c[2].to_string());
+            rec.origin = Some(c[4].to_string());
+            Some(c[0].len())
+        }
+        9 if first == b'[' => {
+            let c = OLD_TORCH.captures(rest)?;
+            set_level(rec, &c[1]);
+            rec.origin = Some(c[2].to_string());
+            Some(c[0].len())
+        }
+        10 if first.is_ascii_uppercase() => {
+            let c = VLLM.captures(rest)?;
+            set_level(rec, &c[1]);
+            rec.timestamp.get_or_insert_with(|| c[2].to_string());
+            rec.origin = c.get(3).or_else(|| c.get(4)).map(|m| m.as_str().to_string());
+            Some(c[0].len())
+        }
+        11 if first.is_ascii_digit() => {
+            let c = PYLOG.captures(rest)?;
+            rec.timestamp.get_or_insert_with(|| c[1].to_string());
+            rec.origin = Some(c[2].to_string());
+            set_level(rec, &c[3]);
+            Some(c[0].len())
+        }
+        12 if first == b'[' => {
+            let c = DEEPSPEED.captures(rest)?;
+            rec.timestamp.get_or_insert_with(|| c[1].to_string());
+            set_level(rec, &c[2]);
+            rec.origin = Some(c[3].to_string());
+            Some(c[0].len())
+        }
+        13 if matches!(first, b'I' | b'W' | b'E' | b'F') => {
+            let c = GLOG.captures(rest)?;
+            set_level(rec, &c[1]);
+            rec.timestamp.get_or_insert_with(|| c[2].to_string());
+            rec.origin = Some(c[4].to_string());
+            Some(c[0].len())
+        }
+        14 if first.is_ascii_uppercase() => {
+            let c = PYLOG_BASIC.captures(rest)?;
+            set_level(rec, &c[1]);
+            rec.origin = Some(c[2].to_string());
+            Some(c[0].len())
+        }
+        15 if first.is_ascii_uppercase() => {
+            let c = LEVEL_COLON.captures(rest)?;
+            set_level(rec, &c[1]);
+            Some(c[0].len())
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(s: &str) -> Record {
+        normalize(Line {
+            number: 7,
+            text: s.to_string(),
+            truncated: 0,
+        })
+    }
+
+    // Source: ../shared/scenarios/vllm-flashinfer-crashloop/journal.txt (reconstruction of
+    // the journald `short` output in the background story).
+    #[test]
+    fn journald_short_with_vllm_tag_and_logger() {
+        let r = rec("Feb 20 23:31:36 llm-two vllm-kimi[216054]: (Worker_TP4 pid=216054) ERROR 02-20 23:31:36 [multiproc_executor.py:783] Traceback (most recent call last):");
+        assert_eq!(r.message, "Traceback (most recent call last):");
+        assert_eq!(r.stream.worker.as_deref(), Some("Worker_TP4"));
+        assert_eq!(r.stream.pid, Some(216054));
+        assert_eq!(r.stream.ident.as_deref(), Some("vllm-kimi"));
+        assert_eq!(r.level, Some(Level::Error));
+        assert_eq!(r.origin.as_deref(), Some("multiproc_executor.py:783"));
+        assert_eq!(r.stream.key(), "Worker_TP4 pid=216054");
+        assert_eq!(r.line, 7);
+    }
+
+    #[test]
+    fn journald_systemd_unit() {
+        let r = rec("Feb 20 23:31:36 llm-two systemd[1]: vllm-kimi-k25.service: Main process exited, code=exited, status=1/FAILURE");
+        assert_eq!(r.stream.unit.as_deref(), Some("vllm-kimi-k25.service"));
+        assert_eq!(
+            r.message,
+            "vllm-kimi-k25.service: Main process exited, code=exited, status=1/FAILURE"
+        );
+    }
+
+    #[test]
+    fn journald_short_iso_and_precise() {
+        let r = rec("2024-02-20T23:31:36+0000 llm-two vllm[12]: hello");
+        assert_eq!(r.message, "hello");
+        assert_eq!(r.stream.pid, Some(12));
+        let r = rec("Feb 20 23:31:36.123456 llm-two vllm[12]: hello");
+        assert_eq!(r.message, "hello");
+        assert_eq!(r.timestamp.as_deref(), Some("Feb 20 23:31:36.123456"));
+    }
+
+    // Source: ../shared/incidents/inkypi-host-oom/log.txt (fatihak/InkyPi#428).
+    #[test]
+    fn kernel_line() {
+        let r = rec("Nov 20 15:10:43 inky kernel: Out of memory: Killed process 27241 (python) total-vm:1374456kB");
+        assert_eq!(r.stream.ident.as_deref(), Some("kernel"));
+        assert!(r.message.starts_with("Out of memory: Killed process 27241"));
+    }
+
+    #[test]
+    fn journald_json() {
+        let r = rec(r#"{"__REALTIME_TIMESTAMP":"1708471896000000","_PID":"216054","SYSLOG_IDENTIFIER":"vllm-kimi","_SYSTEMD_UNIT":"vllm-kimi-k25.service","PRIORITY":"3","MESSAGE":"(Worker_TP4 pid=216054) ERROR 02-20 23:31:36 [multiproc_executor.py:783] RuntimeError: boom"}"#);
+        assert_eq!(r.message, "RuntimeError: boom");
+        assert_eq!(r.stream.unit.as_deref(), Some("vllm-kimi-k25.service"));
+        assert_eq!(r.stream.worker.as_deref(), Some("Worker_TP4"));
+        assert_eq!(r.level, Some(Level::Error));
+        let r = rec(r#"{"MESSAGE":[104,105,255],"PRIORITY":"6"}"#);
+        assert_eq!(r.message, "hi\u{fffd}");
+    }
+
+    #[test]
+    fn docker_and_github_timestamps() {
+        let r = rec("2024-01-01T00:00:00.0000000Z ##[error]Process completed with exit code 1.");
+        assert_eq!(r.message, "Process completed with exit code 1.");
+        assert_eq!(r.level, Some(Level::Error));
+        let r = rec("2024-05-02T10:11:12.123456789Z INFO 05-02 10:11:12 [api_server.py:1] up");
+        assert_eq!(r.message, "up");
+    }
+
+    #[test]
+    fn docker_compose() {
+        let r = rec("vllm_1  | RuntimeError: boom");
+        assert_eq!(r.message, "RuntimeError: boom");
+        assert_eq!(r.stream.ident.as_deref(), Some("vllm_1"));
+    }
+
+    #[test]
+    fn ray_and_engine_tags() {
+        let r = rec("(RayWorkerWrapper pid=123, ip=10.0.0.2) ERROR 07-23 22:46:18 worker_base.py:382] Error executing method");
+        assert_eq!(r.stream.worker.as_deref(), Some("RayWorkerWrapper"));
+        assert_eq!(r.origin.as_deref(), Some("worker_base.py:382"));
+        assert_eq!(r.message, "Error executing method");
+        // Source: ../shared/incidents/vllm-kv-cache-insufficient/log.txt
+        let r = rec("(EngineCore pid=316)     raise ValueError(");
+        assert_eq!(r.message, "    raise ValueError(");
+        let r = rec("(VllmWorkerProcess pid=82) INFO 01-01 00:00:00 x.py:1] hi");
+        assert_eq!(r.message, "hi");
+    }
+
+    #[test]
+    fn torchrun_ranks_and_glog() {
+        let r = rec("[rank2]:[E1128 21:12:49.422069862 ProcessGroupNCCL.cpp:2068] [PG ID 0 PG GUID 0(default_pg) Rank 2] Process group watchdog thread terminated");
+        assert_eq!(r.stream.rank, Some(2));
+        assert_eq!(r.level, Some(Level::Error));
+        assert_eq!(r.origin.as_deref(), Some("ProcessGroupNCCL.cpp:2068"));
+        assert!(r.message.starts_with("[PG ID 0"));
+        let r = rec("E1128 21:12:49.422069 12345 file.cpp:2068] boom");
+        assert_eq!(r.message, "boom");
+        // Source: ../shared/incidents/vllm-hang-timeout/log.txt (vllm-project/vllm#1801)
+        let r = rec("(RayWorker pid=4751) [E ProcessGroupNCCL.cpp:474] [Rank 1] Watchdog caught collective operation timeout");
+        assert_eq!(r.message, "[Rank 1] Watchdog caught collective operation timeout");
+        assert_eq!(r.level, Some(Level::Error));
+    }
+
+    #[test]
+    fn python_logging_and_deepspeed() {
+        let r = rec("2024-01-01 12:00:00,123 - trainer - ERROR - it broke");
+        assert_eq!(r.message, "it broke");
+        assert_eq!(r.level, Some(Level::Error));
+        let r = rec("[2023-12-31 16:33:59,636] [INFO] [real_accelerator.py:161:get_accelerator] Setting ds_accelerator to cuda (auto detect)");
+        assert_eq!(r.message, "Setting ds_accelerator to cuda (auto detect)");
+        let r = rec("ERROR:root:bad thing");
+        assert_eq!(r.message, "bad thing");
+        let r = rec("ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use");
+        assert!(r.message.starts_with("[Errno 98]"));
+    }
+
+    // Source: ../shared/incidents/pytorch-permission-denied/log.txt (pytorch/pytorch#37004)
+    #[test]
+    fn nccl_prefix() {
+        let r = rec("node08:27106:27302 [0] include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied");
+        assert_eq!(r.message, "include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied");
+        assert_eq!(r.stream.pid, Some(27106));
+    }
+
+    #[test]
+    fn unknown_lines_pass_through() {
+        let r = rec("  File \"x.py\", line 1, in <module>");
+        assert_eq!(r.message, "  File \"x.py\", line 1, in <module>");
+        let r = rec("> NameError: name 'vllm_ops' is not defined");
+        assert_eq!(r.message, "NameError: name 'vllm_ops' is not defined");
+    }
+}
