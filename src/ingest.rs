@@ -299,7 +299,8 @@ mod tests {
     #[test]
     fn truncated_gzip_is_an_error_not_a_panic() {
         let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        enc.write_all(&b"line of text\n".repeat(1000)).expect("write");
+        enc.write_all(&b"line of text\n".repeat(1000))
+            .expect("write");
         let gz = enc.finish().expect("finish");
         let cut = &gz[..gz.len() / 2];
         let mut r = LineReader::from_reader(Box::new(io::Cursor::new(cut.to_vec())), "t.gz".into())
@@ -316,7 +317,10 @@ mod tests {
             }
         }
         let e = err.expect("a truncated gzip stream must be reported");
-        assert!(e.to_string().starts_with("t.gz: read error after line"), "{e}");
+        assert!(
+            e.to_string().starts_with("t.gz: read error after line"),
+            "{e}"
+        );
     }
 
     #[test]

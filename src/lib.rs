@@ -10,6 +10,12 @@
 //!
 //! Each stage is a module of its own; [`pipeline`] wires them for one input.
 
+pub mod cli;
 pub mod extract;
 pub mod ingest;
+pub mod matcher;
 pub mod normalize;
+pub mod pipeline;
+pub mod rank;
+pub mod report;
+pub mod signature;

@@ -142,7 +142,10 @@ macro_rules! re {
     };
 }
 
-re!(ISO_Z, r"^([0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?Z) ");
+re!(
+    ISO_Z,
+    r"^([0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?Z) "
+);
 re!(
     JOURNAL_ISO,
     r"^([0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?[+-][0-9][0-9]:?[0-9][0-9]) (\S+) ([^\s\[:]+)(?:\[([0-9]+)\])?: ?"
@@ -153,7 +156,10 @@ re!(
     r"^([A-Z][a-z]{2} [ 0-3][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?) (\S+) ([^\s\[:]+)(?:\[([0-9]+)\])?: ?"
 );
 re!(COMPOSE, r"^([A-Za-z0-9][A-Za-z0-9_.-]*)\s+\| ");
-re!(NCCL, r"^([A-Za-z0-9][A-Za-z0-9._-]*):([0-9]+):([0-9]+) \[([0-9]+)\] ");
+re!(
+    NCCL,
+    r"^([A-Za-z0-9][A-Za-z0-9._-]*):([0-9]+):([0-9]+) \[([0-9]+)\] "
+);
 re!(
     PROC_TAG,
     r"^\(([A-Za-z][A-Za-z0-9_]*)(?: pid=([0-9]+))?(?:, ip=[0-9A-Fa-f.:]+)?\) ?"
@@ -185,7 +191,10 @@ re!(
     r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL):([A-Za-z_][A-Za-z0-9_.]*):"
 );
 re!(LEVEL_COLON, r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+");
-re!(UNIT, r"^([A-Za-z0-9@._:\\-]+\.(?:service|scope|slice|socket|timer|mount)): ");
+re!(
+    UNIT,
+    r"^([A-Za-z0-9@._:\\-]+\.(?:service|scope|slice|socket|timer|mount)): "
+);
 
 /// The journald fields read from `journalctl -o json`.
 #[derive(serde::Deserialize)]
@@ -272,12 +281,12 @@ fn peel(text: &str, mut start: usize, rec: &mut Record) -> usize {
         let Some(&first) = rest.as_bytes().first() else {
             break;
         };
-        for layer in 0..16 {
-            if used[layer] {
+        for (layer, done) in used.iter_mut().enumerate() {
+            if *done {
                 continue;
             }
             if let Some(n) = try_layer(layer, first, rest, rec) {
-                used[layer] = true;
+                *done = true;
                 start += n;
                 continue 'outer;
             }
@@ -372,7 +381,10 @@ fn try_layer(layer: usize, first: u8, rest: &str, rec: &mut Record) -> Option<us
             let c = VLLM.captures(rest)?;
             set_level(rec, &c[1]);
             rec.timestamp.get_or_insert_with(|| c[2].to_string());
-            rec.origin = c.get(3).or_else(|| c.get(4)).map(|m| m.as_str().to_string());
+            rec.origin = c
+                .get(3)
+                .or_else(|| c.get(4))
+                .map(|m| m.as_str().to_string());
             Some(c[0].len())
         }
         11 if first.is_ascii_digit() => {
@@ -468,7 +480,9 @@ mod tests {
 
     #[test]
     fn journald_json() {
-        let r = rec(r#"{"__REALTIME_TIMESTAMP":"1708471896000000","_PID":"216054","SYSLOG_IDENTIFIER":"vllm-kimi","_SYSTEMD_UNIT":"vllm-kimi-k25.service","PRIORITY":"3","MESSAGE":"(Worker_TP4 pid=216054) ERROR 02-20 23:31:36 [multiproc_executor.py:783] RuntimeError: boom"}"#);
+        let r = rec(
+            r#"{"__REALTIME_TIMESTAMP":"1708471896000000","_PID":"216054","SYSLOG_IDENTIFIER":"vllm-kimi","_SYSTEMD_UNIT":"vllm-kimi-k25.service","PRIORITY":"3","MESSAGE":"(Worker_TP4 pid=216054) ERROR 02-20 23:31:36 [multiproc_executor.py:783] RuntimeError: boom"}"#,
+        );
         assert_eq!(r.message, "RuntimeError: boom");
         assert_eq!(r.stream.unit.as_deref(), Some("vllm-kimi-k25.service"));
         assert_eq!(r.stream.worker.as_deref(), Some("Worker_TP4"));
@@ -517,7 +531,10 @@ mod tests {
         assert_eq!(r.message, "boom");
         // Source: ../shared/incidents/vllm-hang-timeout/log.txt (vllm-project/vllm#1801)
         let r = rec("(RayWorker pid=4751) [E ProcessGroupNCCL.cpp:474] [Rank 1] Watchdog caught collective operation timeout");
-        assert_eq!(r.message, "[Rank 1] Watchdog caught collective operation timeout");
+        assert_eq!(
+            r.message,
+            "[Rank 1] Watchdog caught collective operation timeout"
+        );
         assert_eq!(r.level, Some(Level::Error));
     }
 
@@ -538,7 +555,10 @@ mod tests {
     #[test]
     fn nccl_prefix() {
         let r = rec("node08:27106:27302 [0] include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied");
-        assert_eq!(r.message, "include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied");
+        assert_eq!(
+            r.message,
+            "include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied"
+        );
         assert_eq!(r.stream.pid, Some(27106));
     }
 

@@ -41,7 +41,12 @@ pub fn is_consequence_shape(f: &Failure) -> bool {
         return true;
     }
     CONSEQUENCE.is_match(&f.headline)
-        || f.preamble.as_deref().is_some_and(|p| CONSEQUENCE.is_match(p)) && f.chain.iter().all(|e| e.wrapper || CONSEQUENCE.is_match(&e.headline()))
+        || f.preamble
+            .as_deref()
+            .is_some_and(|p| CONSEQUENCE.is_match(p))
+            && f.chain
+                .iter()
+                .all(|e| e.wrapper || CONSEQUENCE.is_match(&e.headline()))
 }
 
 /// What makes two failures the same: kind, exception type, message with numbers

@@ -260,6 +260,8 @@ pub struct Attempt {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub restart_counter: Option<u32>,
     pub failures: usize,
+    /// Distinct worker streams (vLLM/Ray workers, torchrun ranks) seen in this attempt.
+    pub workers: usize,
 }
 
 /// Everything extracted from one input.
@@ -427,6 +429,7 @@ pub struct Extractor {
     unit: Option<String>,
     lines: usize,
     dropped: usize,
+    workers: std::collections::HashSet<String>,
 }
 
 impl Extractor {
@@ -443,7 +446,9 @@ impl Extractor {
                 unit: None,
                 restart_counter: None,
                 failures: 0,
+                workers: 0,
             }],
+            workers: std::collections::HashSet::new(),
             unit: None,
             lines: 0,
             dropped: 0,
@@ -453,6 +458,11 @@ impl Extractor {
     fn attempt(&mut self) -> &mut Attempt {
         let n = self.attempts.len();
         &mut self.attempts[n - 1]
+    }
+
+    /// The current attempt's index (1-based).
+    pub fn current_attempt(&self) -> usize {
+        self.attempts.len()
     }
 
     /// Feeds one record. Returns it back when it is part of no failure (a *loose* line).
@@ -468,7 +478,10 @@ impl Extractor {
         if shapes::is_systemd_start(&rec) {
             let had_failures = self.attempt().failures > 0
                 || self.attempt().restart_counter.is_some()
-                || self.streams.values().any(|s| s.open.is_some() || s.pending.is_some());
+                || self
+                    .streams
+                    .values()
+                    .any(|s| s.open.is_some() || s.pending.is_some());
             if had_failures {
                 self.flush_all();
                 let index = self.attempts.len() + 1;
@@ -479,7 +492,9 @@ impl Extractor {
                     unit: rec.stream.unit.clone(),
                     restart_counter: None,
                     failures: 0,
+                    workers: 0,
                 });
+                self.workers.clear();
             }
             return Some(rec);
         }
@@ -487,6 +502,17 @@ impl Extractor {
             self.attempt().restart_counter = Some(n);
         }
         let key = rec.stream.key();
+        let is_worker = rec.stream.rank.is_some()
+            || rec
+                .stream
+                .worker
+                .as_deref()
+                .is_some_and(|w| w.contains("Worker"));
+        if is_worker && !self.workers.contains(&key) && self.workers.len() < 4096 {
+            self.workers.insert(key.clone());
+            let n = self.workers.len();
+            self.attempt().workers = n;
+        }
         self.feed(key, rec)
     }
 
@@ -601,16 +627,14 @@ impl Extractor {
                     open.absorb(rec);
                     let t = msg.trim();
                     if let Some(last) = open.frames.last_mut() {
-                        if last.source.is_none()
-                            && !t.chars().all(|c| matches!(c, '^' | '~' | ' '))
+                        if last.source.is_none() && !t.chars().all(|c| matches!(c, '^' | '~' | ' '))
                         {
                             last.source = Some(t.to_string());
                         }
                     }
                     return Step::Absorbed;
                 }
-                if shapes::is_traceback_header(msg) || msg.starts_with("[Previous line repeated")
-                {
+                if shapes::is_traceback_header(msg) || msg.starts_with("[Previous line repeated") {
                     open.absorb(rec);
                     return Step::Absorbed;
                 }
@@ -731,7 +755,9 @@ impl Extractor {
     /// Closes a block: computes its sites and headline, and merges it with the same
     /// failure seen in another stream of this attempt.
     fn close(&mut self, mut open: Open) {
-        if matches!(open.state, State::Frames | State::AfterMarker) && open.kind == FailureKind::Traceback {
+        if matches!(open.state, State::Frames | State::AfterMarker)
+            && open.kind == FailureKind::Traceback
+        {
             // cut off before its exception line
             open.truncated = true;
         }
@@ -773,7 +799,9 @@ impl Extractor {
             elided_lines: open.elided_lines,
         };
         failure.headline = open.headline.unwrap_or_else(|| headline_of(&failure));
-        if failure.kind == FailureKind::Traceback && failure.chain.iter().all(|e| e.exception_type.is_empty()) {
+        if failure.kind == FailureKind::Traceback
+            && failure.chain.iter().all(|e| e.exception_type.is_empty())
+        {
             failure.truncated = true;
         }
         if let Some(abort) = failure.chain.last() {
@@ -879,7 +907,10 @@ fn headline_of(f: &Failure) -> String {
 
 /// Runs extraction over records (convenience for tests and small inputs); loose lines
 /// are dropped.
-pub fn extract_records(records: impl IntoIterator<Item = Record>, opts: ExtractOptions) -> Extraction {
+pub fn extract_records(
+    records: impl IntoIterator<Item = Record>,
+    opts: ExtractOptions,
+) -> Extraction {
     let mut x = Extractor::new(opts);
     for r in records {
         let _ = x.push(r);

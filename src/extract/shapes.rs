@@ -23,10 +23,7 @@ macro_rules! re {
     };
 }
 
-re!(
-    FRAME,
-    r#"^\s*File "([^"]*)", line ([0-9]+)(?:, in (.*))?$"#
-);
+re!(FRAME, r#"^\s*File "([^"]*)", line ([0-9]+)(?:, in (.*))?$"#);
 re!(
     EXC_LINE,
     r"^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?:(:) ?(.*))?$"
@@ -43,10 +40,7 @@ re!(
     SYSTEMD_FAIL,
     r"^(?:(\S+\.(?:service|scope|socket|mount|timer)): )?(Main process exited, code=|Failed with result '|Scheduled restart job, restart counter is at|Start request repeated too quickly|A process of this unit has been killed by the OOM killer|Control process exited, code=|Failed to start |Unit process [0-9]+ .*killed)"
 );
-re!(
-    SYSTEMD_START,
-    r"^(?:Started|Starting) "
-);
+re!(SYSTEMD_START, r"^(?:Started|Starting) ");
 re!(RESTART_COUNTER, r"restart counter is at ([0-9]+)");
 re!(
     OOM_KILL,
@@ -56,11 +50,20 @@ re!(
     SIGNAL,
     r"(Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception)(?: \(core dumped\))?\s*$|^Fatal Python error: |(?:^|[\]\s:])Killed(?:\s.*)?$|exited with signal|received signal SIG[A-Z]+|Signal [0-9]+ \(SIG[A-Z]+\) received"
 );
-re!(ABORT, r"terminate called after throwing an instance of '([^']+)'");
+re!(
+    ABORT,
+    r"terminate called after throwing an instance of '([^']+)'"
+);
 re!(WHAT, r"^\s*what\(\):\s*(.*)$");
-re!(NCCL_START, r"NCCL WARN|\bncclSystemError\b|\bncclInternalError\b|\bncclUnhandledCudaError\b|\bncclRemoteError\b|\bncclInvalidUsage\b|NCCL error");
+re!(
+    NCCL_START,
+    r"NCCL WARN|\bncclSystemError\b|\bncclInternalError\b|\bncclUnhandledCudaError\b|\bncclRemoteError\b|\bncclInvalidUsage\b|NCCL error"
+);
 re!(NCCL_ANY, r"\bNCCL (?:INFO|WARN)\b");
-re!(CUDA_ERR, r"CUDA error|CUDA_ERROR_[A-Z_]+|cudaError[A-Z][A-Za-z]+|CUBLAS_STATUS_[A-Z_]+|CUDNN_STATUS_[A-Z_]+|CUDA driver|CUDA kernel errors");
+re!(
+    CUDA_ERR,
+    r"CUDA error|CUDA_ERROR_[A-Z_]+|cudaError[A-Z][A-Za-z]+|CUBLAS_STATUS_[A-Z_]+|CUDNN_STATUS_[A-Z_]+|CUDA driver|CUDA kernel errors"
+);
 
 /// Case-insensitive words that make an otherwise unknown line an error line.
 const ERROR_WORDS: &[&str] = &[
@@ -139,8 +142,7 @@ pub fn chain_marker(msg: &str) -> Option<ChainMarker> {
     let t = msg.trim();
     if t.starts_with("The above exception was the direct cause of the following exception") {
         Some(ChainMarker::Cause)
-    } else if t.starts_with("During handling of the above exception, another exception occurred")
-    {
+    } else if t.starts_with("During handling of the above exception, another exception occurred") {
         Some(ChainMarker::Context)
     } else {
         None
@@ -160,7 +162,10 @@ pub fn exception_line(msg: &str) -> Option<(String, String)> {
     if !typeish && !has_colon {
         return None;
     }
-    Some((ty, c.get(3).map_or(String::new(), |m| m.as_str().to_string())))
+    Some((
+        ty,
+        c.get(3).map_or(String::new(), |m| m.as_str().to_string()),
+    ))
 }
 
 /// A lone exception line outside any traceback (stricter: the type must look like one).
@@ -275,21 +280,33 @@ mod tests {
             kind("Nov 20 15:10:43 inky inkypi[27237]: /usr/local/bin/inkypi: line 13: 27241 Killed                  python -u \"$(realpath $PROGRAM_PATH/src/inkypi.py)\""),
             Some(Signal)
         );
-        assert_eq!(kind("Loading checkpoint shards:  40%|####      | 2/5 [01:11<01:47, 35.73s/it]Killed"), Some(Signal));
+        assert_eq!(
+            kind("Loading checkpoint shards:  40%|####      | 2/5 [01:11<01:47, 35.73s/it]Killed"),
+            Some(Signal)
+        );
         assert_eq!(kind("Segmentation fault (core dumped)"), Some(Signal));
         assert_eq!(
             kind("Feb 20 23:31:36 llm-two systemd[1]: vllm-kimi-k25.service: Main process exited, code=exited, status=1/FAILURE"),
             Some(Systemd)
         );
         assert_eq!(kind("Feb 20 23:31:36 llm-two systemd[1]: vllm-kimi-k25.service: Consumed 9min 4.117s CPU time, 31.2G memory peak."), None);
-        assert_eq!(kind("terminate called after throwing an instance of 'c10::Error'"), Some(Abort));
+        assert_eq!(
+            kind("terminate called after throwing an instance of 'c10::Error'"),
+            Some(Abort)
+        );
         // ../shared/incidents/pytorch-permission-denied/log.txt
         assert_eq!(kind("node08:27106:27302 [0] include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied"), Some(Nccl));
-        assert_eq!(kind("OSError: [Errno 28] No space left on device"), Some(Exception));
+        assert_eq!(
+            kind("OSError: [Errno 28] No space left on device"),
+            Some(Exception)
+        );
         assert_eq!(kind("ImportError:"), Some(Exception));
         assert_eq!(kind("/x/file_download.py:798: UserWarning: Not enough free disk space to download the file."), Some(Warning));
         // ../shared/incidents/pointnet2-pytorch-unsupported-compute-capability/log.txt
-        assert_eq!(kind("nvcc fatal   : Unsupported gpu architecture 'compute_75'"), Some(ErrorLine));
+        assert_eq!(
+            kind("nvcc fatal   : Unsupported gpu architecture 'compute_75'"),
+            Some(ErrorLine)
+        );
         assert_eq!(kind("(EngineCore_DP0 pid=344) INFO 01-07 02:47:28 [tpu_platform.py:60] Cannot use None backend on TPU."), None);
         assert_eq!(kind("all good here"), None);
     }
@@ -298,11 +315,20 @@ mod tests {
     fn exception_lines() {
         assert_eq!(
             exception_line("torch.distributed.DistBackendError: NCCL error in: x"),
-            Some(("torch.distributed.DistBackendError".into(), "NCCL error in: x".into()))
+            Some((
+                "torch.distributed.DistBackendError".into(),
+                "NCCL error in: x".into()
+            ))
         );
-        assert_eq!(exception_line("KeyboardInterrupt"), Some(("KeyboardInterrupt".into(), String::new())));
+        assert_eq!(
+            exception_line("KeyboardInterrupt"),
+            Some(("KeyboardInterrupt".into(), String::new()))
+        );
         assert_eq!(exception_line("v_caches"), None);
         assert_eq!(exception_line("    raise ValueError("), None);
-        assert!(frame("  File \"<frozen importlib._bootstrap>\", line 1331, in _find_and_load_unlocked").is_some());
+        assert!(frame(
+            "  File \"<frozen importlib._bootstrap>\", line 1331, in _find_and_load_unlocked"
+        )
+        .is_some());
     }
 }

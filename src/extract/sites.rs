@@ -130,13 +130,18 @@ mod tests {
     fn packages_and_modules() {
         let f = "/opt/vllm/.venv/lib/python3.12/site-packages/flashinfer/jit/env.py";
         assert_eq!(top_package(f).as_deref(), Some("flashinfer"));
-        assert_eq!(module_name("/x/site-packages/flashinfer/__init__.py"), "flashinfer");
+        assert_eq!(
+            module_name("/x/site-packages/flashinfer/__init__.py"),
+            "flashinfer"
+        );
         assert_eq!(
             module_name("/x/site-packages/vllm/v1/attention/backends/mla/flashinfer_mla.py"),
             "vllm.v1.attention.backends.mla.flashinfer_mla"
         );
         assert!(is_import_machinery("<frozen importlib._bootstrap>"));
-        assert!(is_import_machinery("/usr/lib/python3.12/importlib/__init__.py"));
+        assert!(is_import_machinery(
+            "/usr/lib/python3.12/importlib/__init__.py"
+        ));
         assert_eq!(top_package("/home/u/train.py"), None);
     }
 }

@@ -1,0 +1,156 @@
+//! `crashdoc diagnose` and `crashdoc extract`.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+
+use super::{ColorChoice, EngineArgs, LibraryArgs, EXIT_FOUND, EXIT_INPUT, EXIT_NONE};
+use crate::ingest::{LineReader, Source};
+use crate::pipeline::Engine;
+use crate::report::{self, text::Style, BuildOptions};
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    #[default]
+    Text,
+    Json,
+    Markdown,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct DiagnoseArgs {
+    /// Log files (plain or gzip); `-` or nothing reads standard input.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<String>,
+    #[arg(long, short, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// How many causes to show.
+    #[arg(long, default_value_t = 3)]
+    pub top: usize,
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    #[command(flatten)]
+    pub library: LibraryArgs,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct ExtractArgs {
+    /// Log files (plain or gzip); `-` or nothing reads standard input.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<String>,
+    #[arg(long, short, value_enum, default_value_t = ExtractFormat::Text)]
+    pub format: ExtractFormat,
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    #[command(flatten)]
+    pub library: LibraryArgs,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExtractFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+/// The inputs named on the command line, or standard input.
+pub fn sources(files: &[String]) -> Result<Vec<Source>, ExitCode> {
+    if files.is_empty() {
+        if std::io::stdin().is_terminal() {
+            eprintln!("crashdoc: no input: give a log file, or pipe one in (journalctl -u UNIT | crashdoc)");
+            return Err(ExitCode::from(EXIT_INPUT));
+        }
+        return Ok(vec![Source::Stdin]);
+    }
+    Ok(files.iter().map(|f| Source::parse(f)).collect())
+}
+
+fn open(s: &Source) -> Result<LineReader, ExitCode> {
+    LineReader::open(s).map_err(|e| {
+        eprintln!("crashdoc: {e}");
+        ExitCode::from(EXIT_INPUT)
+    })
+}
+
+pub fn run_diagnose(a: &DiagnoseArgs) -> ExitCode {
+    let inputs = match sources(&a.files) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let lib = match a.library.load() {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let mut engine = Engine::new(&lib, a.engine.engine);
+    let style = Style {
+        color: a.color.enabled(),
+    };
+    let mut any_found = false;
+    let mut stdout = std::io::stdout().lock();
+    for (i, s) in inputs.iter().enumerate() {
+        let mut r = match open(s) {
+            Ok(r) => r,
+            Err(c) => return c,
+        };
+        let d = match engine.diagnose(&mut r, BuildOptions { top: a.top }) {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("crashdoc: {e}");
+                return ExitCode::from(EXIT_INPUT);
+            }
+        };
+        any_found |= d.found();
+        let out = match a.format {
+            Format::Text => report::text::render(&d, style),
+            Format::Json => report::json(&d) + "\n",
+            Format::Markdown => report::markdown::render(&d),
+        };
+        if i > 0 && a.format != Format::Json {
+            let _ = writeln!(stdout);
+        }
+        if stdout.write_all(out.as_bytes()).is_err() {
+            return ExitCode::from(EXIT_INPUT);
+        }
+    }
+    ExitCode::from(if any_found { EXIT_FOUND } else { EXIT_NONE })
+}
+
+pub fn run_extract(a: &ExtractArgs) -> ExitCode {
+    let inputs = match sources(&a.files) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let lib = match a.library.load() {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let engine = Engine::new(&lib, crate::matcher::EngineKind::Prefilter);
+    let style = Style {
+        color: a.color.enabled(),
+    };
+    let mut stdout = std::io::stdout().lock();
+    for s in &inputs {
+        let mut r = match open(s) {
+            Ok(r) => r,
+            Err(c) => return c,
+        };
+        let x = match engine.extract(&mut r) {
+            Ok(x) => x,
+            Err(e) => {
+                eprintln!("crashdoc: {e}");
+                return ExitCode::from(EXIT_INPUT);
+            }
+        };
+        let out = match a.format {
+            ExtractFormat::Text => report::text::render_extraction(&s.name(), &x, style),
+            ExtractFormat::Json => serde_json::to_string_pretty(&x).unwrap_or_default() + "\n",
+        };
+        if stdout.write_all(out.as_bytes()).is_err() {
+            return ExitCode::from(EXIT_INPUT);
+        }
+    }
+    ExitCode::from(EXIT_FOUND)
+}

@@ -1,0 +1,121 @@
+//! The command line: one `Args` struct per subcommand (clap derive).
+//!
+//! `crashdoc FILE` and `journalctl -u X | crashdoc` mean `crashdoc diagnose`.
+//! Exit codes: 0 a cause was found (or the command succeeded); 1 no cause found (or
+//! checks failed); 2 usage or input error; 3 the signature library is broken.
+
+mod diagnose;
+mod sig;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::matcher::EngineKind;
+use crate::signature::{self, Library, LibrarySource};
+
+pub const EXIT_FOUND: u8 = 0;
+pub const EXIT_NONE: u8 = 1;
+pub const EXIT_INPUT: u8 = 2;
+pub const EXIT_LIBRARY: u8 = 3;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "crashdoc",
+    version,
+    about = "Diagnose crash logs: probable causes, ranked, with the lines that prove them and the commands that fix them.",
+    args_conflicts_with_subcommands = true,
+    after_help = "Exit codes: 0 cause found / success, 1 no cause found / checks failed, 2 usage or input error, 3 broken signature library."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// `crashdoc [OPTIONS] [FILE]...` is `crashdoc diagnose [OPTIONS] [FILE]...`.
+    #[command(flatten)]
+    pub diagnose: diagnose::DiagnoseArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Diagnose logs (the default command).
+    Diagnose(diagnose::DiagnoseArgs),
+    /// Show the failures extracted from logs (the signature author's debugging view).
+    Extract(diagnose::ExtractArgs),
+    /// Work with the signature library.
+    #[command(subcommand)]
+    Sig(sig::SigCommand),
+}
+
+/// Which signatures to load.
+#[derive(Args, Debug, Clone, Default)]
+pub struct LibraryArgs {
+    /// Add a signature library folder (repeatable).
+    #[arg(long = "signatures", value_name = "DIR")]
+    pub signatures: Vec<PathBuf>,
+    /// Do not load the embedded default library.
+    #[arg(long)]
+    pub no_builtin: bool,
+}
+
+impl LibraryArgs {
+    pub fn sources(&self) -> Vec<LibrarySource> {
+        let mut v = Vec::new();
+        if !self.no_builtin {
+            v.push(LibrarySource::Builtin);
+        }
+        v.extend(self.signatures.iter().cloned().map(LibrarySource::Dir));
+        v
+    }
+
+    /// Loads the library or prints every located error.
+    pub fn load(&self) -> Result<Library, ExitCode> {
+        match signature::load(&self.sources()) {
+            Ok(l) => Ok(l),
+            Err(e) => {
+                eprintln!("{e}");
+                eprintln!("crashdoc: the signature library has {} error(s)", e.0.len());
+                Err(ExitCode::from(EXIT_LIBRARY))
+            }
+        }
+    }
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ColorChoice {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    pub fn enabled(self) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::stdout().is_terminal()
+            }
+        }
+    }
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct EngineArgs {
+    /// Matching engine: the prefilter (default) or brute force (the oracle).
+    #[arg(long, value_enum, default_value_t = EngineKind::Prefilter)]
+    pub engine: EngineKind,
+}
+
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        None => diagnose::run_diagnose(&cli.diagnose),
+        Some(Command::Diagnose(a)) => diagnose::run_diagnose(&a),
+        Some(Command::Extract(a)) => diagnose::run_extract(&a),
+        Some(Command::Sig(c)) => sig::run(c),
+    }
+}

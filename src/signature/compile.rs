@@ -1,0 +1,385 @@
+//! Compile: a serialized [`SignatureFile`] into a runtime [`Signature`].
+//!
+//! Compilation validates everything the matcher relies on, each problem located in the
+//! file: the id's shape and that it equals the file name, every regex (syntax and the
+//! size limit), every `kind`, every template (syntax, and that each variable is a
+//! capture of the signature or a context value), and that the signature yields atoms.
+
+use std::collections::BTreeMap;
+
+use regex::{Regex, RegexBuilder};
+use regex_syntax::ast::{self, Ast};
+
+use super::atoms::{self, AtomSet};
+use super::error::Diagnostic;
+use super::model::{self, Category, Severity, SignatureFile, Text};
+use super::template::Template;
+use crate::extract::FailureKind;
+
+/// Compiled size limit of one regex (bytes of the regex engine's program).
+pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+/// Values the engine knows from the log besides captures.
+pub const CONTEXT_VARIABLES: &[&str] = &["unit"];
+
+/// A compiled condition.
+#[derive(Debug, Clone)]
+pub enum Cond {
+    Message(Regex),
+    Contains(String),
+    Exception(String),
+    Text(Regex),
+    Frame {
+        file: Option<Regex>,
+        function: Option<Regex>,
+    },
+    Kind(FailureKind),
+    Stream(Regex),
+    All(Vec<Cond>),
+    Any(Vec<Cond>),
+    Not(Box<Cond>),
+}
+
+/// A compiled remediation step.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub description: String,
+    pub command: Option<Template>,
+    pub when: Option<String>,
+}
+
+/// A signature ready for matching.
+#[derive(Debug, Clone)]
+pub struct Signature {
+    pub id: String,
+    pub title: String,
+    pub category: Category,
+    pub severity: Severity,
+    pub projects: Vec<String>,
+    pub tags: Vec<String>,
+    pub consequence_of: Vec<String>,
+    pub cond: Cond,
+    /// Any one of these occurs in a failure this signature matches (lowercase).
+    pub atoms: AtomSet,
+    pub explain: String,
+    pub remediation: Vec<Step>,
+    pub references: Vec<String>,
+    pub examples: model::Examples,
+    /// The file it was loaded from.
+    pub file: String,
+    /// Full-match patterns of the named captures, for checking values before they enter
+    /// a command.
+    pub capture_patterns: BTreeMap<String, Regex>,
+    /// How specific the conditions are (regexes with captures count most).
+    pub specificity: u32,
+}
+
+struct Ctx<'a> {
+    file: &'a str,
+    source: &'a str,
+    errors: Vec<Diagnostic>,
+    captures: BTreeMap<String, Regex>,
+    specificity: u32,
+}
+
+impl Ctx<'_> {
+    fn err(&mut self, code: &'static str, at: &Text, msg: String) {
+        let d = Diagnostic::error(code, self.file, msg).at(
+            self.source,
+            at.referenced.line() as usize,
+            at.referenced.column() as usize,
+        );
+        self.errors.push(d);
+    }
+
+    fn regex(&mut self, t: &Text) -> Option<Regex> {
+        let pat = t.value.as_str();
+        match RegexBuilder::new(pat).size_limit(REGEX_SIZE_LIMIT).build() {
+            Ok(re) => {
+                self.collect_captures(t);
+                self.specificity += 2 + u32::from(re.captures_len() > 1);
+                Some(re)
+            }
+            Err(regex::Error::CompiledTooBig(n)) => {
+                self.err(
+                    "E005",
+                    t,
+                    format!("regex is too big once compiled (limit {n} bytes); split it or make it narrower"),
+                );
+                None
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                let detail = msg.lines().last().unwrap_or(&msg).trim().to_string();
+                self.err("E005", t, format!("invalid regex `{pat}`: {detail}"));
+                None
+            }
+        }
+    }
+
+    fn collect_captures(&mut self, t: &Text) {
+        let pat = t.value.as_str();
+        let Ok(parsed) = ast::parse::Parser::new().parse(pat) else {
+            return;
+        };
+        let ci = pat.starts_with("(?i)");
+        let mut stack = vec![&parsed];
+        while let Some(a) = stack.pop() {
+            match a {
+                Ast::Group(g) => {
+                    if let ast::GroupKind::CaptureName { name, .. } = &g.kind {
+                        let sub = &pat[g.ast.span().start.offset..g.ast.span().end.offset];
+                        let full = format!("{}^(?:{sub})$", if ci { "(?i)" } else { "" });
+                        if let Ok(re) = Regex::new(&full) {
+                            self.captures.entry(name.name.clone()).or_insert(re);
+                        }
+                    }
+                    stack.push(&g.ast);
+                }
+                Ast::Concat(c) => stack.extend(c.asts.iter()),
+                Ast::Alternation(c) => stack.extend(c.asts.iter()),
+                Ast::Repetition(r) => stack.push(&r.ast),
+                _ => {}
+            }
+        }
+    }
+
+    fn cond(&mut self, c: &model::Condition) -> Option<Cond> {
+        use model::Condition as C;
+        Some(match c {
+            C::Message(t) => Cond::Message(self.regex(t)?),
+            C::Text(t) => Cond::Text(self.regex(t)?),
+            C::Stream(t) => Cond::Stream(self.regex(t)?),
+            C::Contains(t) => {
+                self.specificity += 1;
+                Cond::Contains(t.value.clone())
+            }
+            C::Exception(t) => {
+                let name = t.value.trim();
+                if name.is_empty() || name.contains(char::is_whitespace) {
+                    self.err(
+                        "E009",
+                        t,
+                        format!("`{}` is not an exception type name", t.value),
+                    );
+                    return None;
+                }
+                self.specificity += 1;
+                Cond::Exception(name.to_string())
+            }
+            C::Kind(t) => match FailureKind::parse(t.value.trim()) {
+                Some(k) => Cond::Kind(k),
+                None => {
+                    self.err(
+                        "E009",
+                        t,
+                        format!(
+                            "unknown failure kind `{}` (one of: {})",
+                            t.value,
+                            FailureKind::ALL.join(", ")
+                        ),
+                    );
+                    return None;
+                }
+            },
+            C::Frame(f) => {
+                let file = match &f.file {
+                    Some(t) => Some(self.regex(t)?),
+                    None => None,
+                };
+                let function = match &f.function {
+                    Some(t) => Some(self.regex(t)?),
+                    None => None,
+                };
+                Cond::Frame { file, function }
+            }
+            C::All(v) => Cond::All(self.conds(v)?),
+            C::Any(v) => Cond::Any(self.conds(v)?),
+            C::Not(b) => Cond::Not(Box::new(self.cond(b)?)),
+        })
+    }
+
+    fn conds(&mut self, v: &[model::Condition]) -> Option<Vec<Cond>> {
+        let mut out = Vec::with_capacity(v.len());
+        let mut ok = true;
+        for c in v {
+            match self.cond(c) {
+                Some(c) => out.push(c),
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+}
+
+/// The necessary atoms of a compiled condition tree.
+pub fn cond_atoms(c: &Cond) -> Option<AtomSet> {
+    match c {
+        Cond::Message(re) | Cond::Text(re) => regex_atoms(re),
+        Cond::Frame { file, function } => {
+            let a = file.as_ref().and_then(regex_atoms);
+            let b = function.as_ref().and_then(regex_atoms);
+            match (a, b) {
+                (Some(a), Some(b)) => Some(if atoms::strength(&a) >= atoms::strength(&b) {
+                    a
+                } else {
+                    b
+                }),
+                (a, b) => a.or(b),
+            }
+        }
+        Cond::Contains(s) | Cond::Exception(s) => atoms::of_literal(s),
+        Cond::Kind(_) | Cond::Stream(_) | Cond::Not(_) => None,
+        Cond::All(v) => v.iter().filter_map(cond_atoms).max_by_key(atoms::strength),
+        Cond::Any(v) => {
+            let mut all = Vec::new();
+            for c in v {
+                for a in cond_atoms(c)? {
+                    if !all.contains(&a) {
+                        all.push(a);
+                    }
+                }
+            }
+            Some(all)
+        }
+    }
+}
+
+fn regex_atoms(re: &Regex) -> Option<AtomSet> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .build()
+        .parse(re.as_str())
+        .ok()?;
+    atoms::necessary(&hir)
+}
+
+/// Whether an id is kebab-case: lowercase ASCII letters and digits in dash-separated words.
+pub fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 80
+        && id.split('-').all(|w| {
+            !w.is_empty()
+                && w.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
+}
+
+/// Compiles one parsed file. `stem` is the file name without `.yaml`.
+pub fn compile(
+    f: &SignatureFile,
+    file: &str,
+    source: &str,
+    stem: &str,
+) -> Result<Signature, Vec<Diagnostic>> {
+    let mut cx = Ctx {
+        file,
+        source,
+        errors: Vec::new(),
+        captures: BTreeMap::new(),
+        specificity: 0,
+    };
+    let id = f.id.value.clone();
+    if !valid_id(&id) {
+        cx.err(
+            "E002",
+            &f.id,
+            format!("id `{id}` is not kebab-case (lowercase letters, digits and single dashes)"),
+        );
+    } else if id != stem {
+        cx.err(
+            "E003",
+            &f.id,
+            format!("id `{id}` does not match the file name `{stem}.yaml`"),
+        );
+    }
+    let cond = cx.cond(&f.condition);
+    let explicit: Vec<String> = f
+        .atoms
+        .iter()
+        .map(|a| a.value.to_ascii_lowercase())
+        .collect();
+    for a in &f.atoms {
+        if a.value.len() < atoms::MIN_ATOM_LEN {
+            cx.err(
+                "E006",
+                a,
+                format!(
+                    "atom `{}` is shorter than {} characters",
+                    a.value,
+                    atoms::MIN_ATOM_LEN
+                ),
+            );
+        }
+    }
+    let atoms = if !explicit.is_empty() {
+        Some(explicit)
+    } else {
+        cond.as_ref().and_then(cond_atoms)
+    };
+    if cond.is_some() && atoms.is_none() {
+        cx.err(
+            "E006",
+            &f.id,
+            "no usable atom: no condition yields a literal of 3 or more characters that every match must contain; add a `message`/`text` regex with a literal part, an `exception`, or give `atoms:`".to_string(),
+        );
+    }
+    let mut remediation = Vec::new();
+    for s in &f.remediation {
+        let command = match &s.command {
+            None => None,
+            Some(t) => match Template::parse(&t.value) {
+                Ok(tpl) => {
+                    for v in tpl.variables() {
+                        if !cx.captures.contains_key(v) && !CONTEXT_VARIABLES.contains(&v) {
+                            let known: Vec<&str> = cx
+                                .captures
+                                .keys()
+                                .map(String::as_str)
+                                .chain(CONTEXT_VARIABLES.iter().copied())
+                                .collect();
+                            cx.err(
+                                "E007",
+                                t,
+                                format!("template variable `{v}` is not a capture of this signature nor a context value (known: {})", known.join(", ")),
+                            );
+                        }
+                    }
+                    Some(tpl)
+                }
+                Err(e) => {
+                    cx.err(
+                        "E007",
+                        t,
+                        format!("bad command template at offset {}: {}", e.offset, e.message),
+                    );
+                    None
+                }
+            },
+        };
+        remediation.push(Step {
+            description: s.description.clone(),
+            command,
+            when: s.when.clone(),
+        });
+    }
+    match (cond, atoms) {
+        (Some(cond), Some(atoms)) if cx.errors.is_empty() => Ok(Signature {
+            id,
+            title: f.title.clone(),
+            category: f.category,
+            severity: f.severity,
+            projects: f.projects.clone(),
+            tags: f.tags.clone(),
+            consequence_of: f.consequence_of.iter().map(|t| t.value.clone()).collect(),
+            cond,
+            atoms,
+            explain: f.explain.trim().to_string(),
+            remediation,
+            references: f.references.clone(),
+            examples: f.examples.clone(),
+            file: file.to_string(),
+            capture_patterns: cx.captures,
+            specificity: cx.specificity,
+        }),
+        _ => Err(cx.errors),
+    }
+}

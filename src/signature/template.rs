@@ -1,0 +1,316 @@
+//! Remediation command templates: parsed once, filled safely.
+//!
+//! A template is shell text with `{{name}}` placeholders. At compile time each
+//! placeholder's *quoting context* is recorded (bare, inside `'…'`, inside `"…"`), so
+//! that a value is quoted for the place it lands in:
+//!
+//! - bare: the value is wrapped in single quotes unless it is made only of characters
+//!   that the shell never interprets (`[A-Za-z0-9._+:/=@%,^-]`);
+//! - in double quotes: `\`, `$`, `` ` `` and `"` are backslash-escaped;
+//! - in single quotes: `'` becomes `'\''`.
+//!
+//! A value is refused (the command is not printed, the step says why) when it holds a
+//! control character or a newline, when it starts with `-` (it could turn into an
+//! option), or when it does not match the pattern of the capture group that produced it.
+//! So a crafted log can never make a command do more than its template says. Commands
+//! are printed, never run.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// Where a placeholder sits in the shell text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quoting {
+    Bare,
+    Single,
+    Double,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    Text(String),
+    Var { name: String, quoting: Quoting },
+}
+
+/// A parsed template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template {
+    pub source: String,
+    pub pieces: Vec<Piece>,
+}
+
+/// A template that could not be parsed; `offset` is a byte offset into the template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateError {
+    pub offset: usize,
+    pub message: String,
+}
+
+static NAME: LazyLock<Regex> = LazyLock::new(|| {
+    #[allow(clippy::expect_used)]
+    Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_][A-Za-z0-9_.-]*)*$").expect("name regex")
+});
+
+impl Template {
+    pub fn parse(src: &str) -> Result<Template, TemplateError> {
+        let mut pieces = Vec::new();
+        let mut text = String::new();
+        let mut quoting = Quoting::Bare;
+        let bytes = src.as_bytes();
+        let mut i = 0;
+        while i < src.len() {
+            if src[i..].starts_with("{{") {
+                let Some(end) = src[i + 2..].find("}}") else {
+                    return Err(TemplateError {
+                        offset: i,
+                        message: "`{{` without a closing `}}`".into(),
+                    });
+                };
+                let name = src[i + 2..i + 2 + end].trim();
+                if !NAME.is_match(name) {
+                    return Err(TemplateError {
+                        offset: i,
+                        message: format!("`{name}` is not a variable name"),
+                    });
+                }
+                if !text.is_empty() {
+                    pieces.push(Piece::Text(std::mem::take(&mut text)));
+                }
+                pieces.push(Piece::Var {
+                    name: name.to_string(),
+                    quoting,
+                });
+                i += 2 + end + 2;
+                continue;
+            }
+            let c = src[i..].chars().next().unwrap_or(' ');
+            match (quoting, c) {
+                (Quoting::Bare, '\'') => quoting = Quoting::Single,
+                (Quoting::Single, '\'') => quoting = Quoting::Bare,
+                (Quoting::Bare, '"') => quoting = Quoting::Double,
+                (Quoting::Double, '"') => quoting = Quoting::Bare,
+                (Quoting::Bare | Quoting::Double, '\\') => {
+                    // an escaped character keeps the context
+                    text.push(c);
+                    i += 1;
+                    if let Some(n) = src[i..].chars().next() {
+                        text.push(n);
+                        i += n.len_utf8();
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            let _ = bytes;
+            text.push(c);
+            i += c.len_utf8();
+        }
+        if quoting != Quoting::Bare {
+            return Err(TemplateError {
+                offset: src.len(),
+                message: "unterminated quote".into(),
+            });
+        }
+        if !text.is_empty() {
+            pieces.push(Piece::Text(text));
+        }
+        Ok(Template {
+            source: src.to_string(),
+            pieces,
+        })
+    }
+
+    pub fn variables(&self) -> impl Iterator<Item = &str> {
+        self.pieces.iter().filter_map(|p| match p {
+            Piece::Var { name, .. } => Some(name.as_str()),
+            Piece::Text(_) => None,
+        })
+    }
+
+    /// Fills the template. `lookup` gives a value and the pattern it must match fully.
+    pub fn render<'a>(
+        &self,
+        lookup: impl Fn(&str) -> Option<(&'a str, Option<&'a Regex>)>,
+    ) -> Result<String, RenderError> {
+        let mut out = String::new();
+        for p in &self.pieces {
+            match p {
+                Piece::Text(t) => out.push_str(t),
+                Piece::Var { name, quoting } => {
+                    let Some((value, pattern)) = lookup(name) else {
+                        return Err(RenderError::Missing(name.clone()));
+                    };
+                    check_value(name, value, pattern)?;
+                    out.push_str(&quote(value, *quoting));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Why a command was not printed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RenderError {
+    /// The log did not tell this value.
+    Missing(String),
+    /// The value was refused for safety.
+    Refused { name: String, reason: String },
+}
+
+impl std::fmt::Display for RenderError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RenderError::Missing(n) => write!(f, "needs `{n}`, which the log does not show"),
+            RenderError::Refused { name, reason } => {
+                write!(
+                    f,
+                    "the value of `{name}` read from the log was refused: {reason}"
+                )
+            }
+        }
+    }
+}
+
+fn check_value(name: &str, value: &str, pattern: Option<&Regex>) -> Result<(), RenderError> {
+    let refuse = |reason: &str| RenderError::Refused {
+        name: name.to_string(),
+        reason: reason.to_string(),
+    };
+    if value.is_empty() {
+        return Err(refuse("it is empty"));
+    }
+    if value.chars().any(|c| c.is_control()) {
+        return Err(refuse("it holds a control character or a line break"));
+    }
+    if value.starts_with('-') {
+        return Err(refuse("it starts with `-` and could be taken as an option"));
+    }
+    if let Some(p) = pattern {
+        if !p.is_match(value) {
+            return Err(refuse("it does not match its capture pattern"));
+        }
+    }
+    Ok(())
+}
+
+fn is_plain(value: &str) -> bool {
+    value
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "._+:/=@%,^-".contains(c))
+}
+
+/// Quotes a value for the shell context it lands in.
+pub fn quote(value: &str, quoting: Quoting) -> String {
+    match quoting {
+        Quoting::Bare if is_plain(value) => value.to_string(),
+        Quoting::Bare => format!("'{}'", value.replace('\'', r"'\''")),
+        Quoting::Single => value.replace('\'', r"'\''"),
+        Quoting::Double => {
+            let mut s = String::with_capacity(value.len());
+            for c in value.chars() {
+                if matches!(c, '\\' | '$' | '`' | '"') {
+                    s.push('\\');
+                }
+                s.push(c);
+            }
+            s
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fill(t: &str, v: &str) -> Result<String, RenderError> {
+        let t = Template::parse(t).expect("template");
+        let any = Regex::new(r"^(?:.+)$").expect("re");
+        let leaked: &'static str = Box::leak(v.to_string().into_boxed_str());
+        let re: &'static Regex = Box::leak(Box::new(any));
+        t.render(|_| Some((leaked, Some(re))))
+    }
+
+    #[test]
+    fn contexts() {
+        assert_eq!(
+            fill(r#"pip install "flashinfer-cubin=={{v}}""#, "0.6.4").as_deref(),
+            Ok(r#"pip install "flashinfer-cubin==0.6.4""#)
+        );
+        assert_eq!(
+            fill("systemctl restart {{v}}", "vllm.service").as_deref(),
+            Ok("systemctl restart vllm.service")
+        );
+        assert_eq!(
+            fill("systemctl restart {{v}}", "a b").as_deref(),
+            Ok("systemctl restart 'a b'")
+        );
+        assert_eq!(
+            fill("echo '{{v}}'", "it's").as_deref(),
+            Ok(r"echo 'it'\''s'")
+        );
+    }
+
+    #[test]
+    fn hostile_values_are_quoted_or_refused() {
+        assert_eq!(
+            fill(
+                r#"pip install "flashinfer-cubin=={{v}}""#,
+                "0.6.4; rm -rf ~"
+            )
+            .as_deref(),
+            Ok(r#"pip install "flashinfer-cubin==0.6.4; rm -rf ~""#)
+        );
+        assert_eq!(
+            fill(r#"pip install "x=={{v}}""#, "$(curl x)").as_deref(),
+            Ok(r#"pip install "x==\$(curl x)""#)
+        );
+        assert_eq!(
+            fill("pip install {{v}}", "$(curl x)").as_deref(),
+            Ok("pip install '$(curl x)'")
+        );
+        assert_eq!(
+            fill("pip install {{v}}", "`id`;x").as_deref(),
+            Ok("pip install '`id`;x'")
+        );
+        assert!(matches!(
+            fill("pip install {{v}}", "--index-url=http://evil"),
+            Err(RenderError::Refused { .. })
+        ));
+        assert!(matches!(
+            fill("pip install {{v}}", "a\nrm -rf /"),
+            Err(RenderError::Refused { .. })
+        ));
+        assert!(matches!(
+            fill("pip install {{v}}", "a\u{1b}[2J"),
+            Err(RenderError::Refused { .. })
+        ));
+    }
+
+    #[test]
+    fn pattern_is_enforced() {
+        let t = Template::parse("pip install x=={{v}}").expect("t");
+        let re = Regex::new(r"^(?:[0-9][0-9A-Za-z.+-]*)$").expect("re");
+        assert!(matches!(
+            t.render(|_| Some(("0.6.4;id", Some(&re)))),
+            Err(RenderError::Refused { .. })
+        ));
+        assert_eq!(
+            t.render(|_| Some(("0.6.4", Some(&re)))).as_deref(),
+            Ok("pip install x==0.6.4")
+        );
+    }
+
+    #[test]
+    fn parse_errors() {
+        assert!(Template::parse("echo {{v").is_err());
+        assert!(Template::parse("echo {{ v w }}").is_err());
+        assert!(Template::parse("echo \"{{v}}").is_err());
+        assert_eq!(
+            Template::parse("a {{ x }} b")
+                .map(|t| t.variables().map(String::from).collect::<Vec<_>>()),
+            Ok(vec!["x".to_string()])
+        );
+    }
+}
