@@ -11,6 +11,7 @@
 //! Each stage is a module of its own; [`pipeline`] wires them for one input.
 
 pub mod cli;
+pub mod corpus;
 pub mod extract;
 pub mod ingest;
 pub mod matcher;

@@ -150,6 +150,11 @@ re!(
     JOURNAL_ISO,
     r"^([0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?[+-][0-9][0-9]:?[0-9][0-9]) (\S+) ([^\s\[:]+)(?:\[([0-9]+)\])?: ?"
 );
+re!(
+    ISO_BRACKET,
+    r"^\[([0-9]{4}-[0-9][0-9]-[0-9][0-9][T ][0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?(?:Z|[+-][0-9][0-9]:?[0-9][0-9])?)\] "
+);
+re!(BARE_ORIGIN, r"^\[([A-Za-z0-9_.-]+\.py:[0-9]+)\] ");
 re!(GHA, r"^##\[(error|warning|notice|debug|group|endgroup)\]");
 re!(
     SYSLOG,
@@ -164,7 +169,7 @@ re!(
     PROC_TAG,
     r"^\(([A-Za-z][A-Za-z0-9_]*)(?: pid=([0-9]+))?(?:, ip=[0-9A-Fa-f.:]+)?\) ?"
 );
-re!(RANK, r"^\[(?:rank|default)([0-9]+)\]:");
+re!(RANK, r"^\[(?:rank|default)([0-9]+)\]: ?");
 re!(
     GLOG_BRACKET,
     r"^\[([IWEF])([0-9]{4} [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]+)(?: ([0-9]+))? ([^\]\s]+:[0-9]+)\] ?"
@@ -275,7 +280,7 @@ pub fn normalize(line: Line) -> Record {
 /// Applies the layer parsers from `start`; returns where the message begins.
 fn peel(text: &str, mut start: usize, rec: &mut Record) -> usize {
     // Each layer at most once, in any order the line presents them.
-    let mut used = [false; 16];
+    let mut used = [false; 18];
     'outer: loop {
         let rest = &text[start..];
         let Some(&first) = rest.as_bytes().first() else {
@@ -417,6 +422,16 @@ fn try_layer(layer: usize, first: u8, rest: &str, rec: &mut Record) -> Option<us
         15 if first.is_ascii_uppercase() => {
             let c = LEVEL_COLON.captures(rest)?;
             set_level(rec, &c[1]);
+            Some(c[0].len())
+        }
+        16 if first == b'[' => {
+            let c = ISO_BRACKET.captures(rest)?;
+            rec.timestamp.get_or_insert_with(|| c[1].to_string());
+            Some(c[0].len())
+        }
+        17 if first == b'[' => {
+            let c = BARE_ORIGIN.captures(rest)?;
+            rec.origin.get_or_insert_with(|| c[1].to_string());
             Some(c[0].len())
         }
         _ => None,

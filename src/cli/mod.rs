@@ -5,7 +5,7 @@
 //! checks failed); 2 usage or input error; 3 the signature library is broken.
 
 mod diagnose;
-mod sig;
+pub mod sig;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -108,6 +108,12 @@ pub struct EngineArgs {
     /// Matching engine: the prefilter (default) or brute force (the oracle).
     #[arg(long, value_enum, default_value_t = EngineKind::Prefilter)]
     pub engine: EngineKind,
+}
+
+/// Writes to standard output; a closed pipe (`crashdoc … | head`) is not an error.
+pub fn print(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
 pub fn run() -> ExitCode {

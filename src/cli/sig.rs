@@ -24,6 +24,71 @@ pub enum SigCommand {
 pub struct ListArgs {
     #[command(flatten)]
     pub library: LibraryArgs,
+    /// `text` (one line each) or `markdown` (by category, as in the README).
+    #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+    pub format: ListFormat,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListFormat {
+    Text,
+    Markdown,
+}
+
+/// The library by category, as Markdown (the README's list is this output).
+pub fn library_markdown(lib: &crate::signature::Library) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let benign = lib
+        .signatures
+        .iter()
+        .filter(|s| s.severity == Severity::Benign)
+        .count();
+    let _ = writeln!(
+        out,
+        "{} signatures ({} benign).\n",
+        lib.signatures.len(),
+        benign
+    );
+    for cat in crate::signature::Category::ALL {
+        let mut sigs: Vec<_> = lib
+            .signatures
+            .iter()
+            .filter(|s| s.category == cat && s.severity != Severity::Benign)
+            .collect();
+        if sigs.is_empty() {
+            continue;
+        }
+        sigs.sort_by(|a, b| a.id.cmp(&b.id));
+        let _ = writeln!(
+            out,
+            "- **{}** ({}): {}",
+            cat.as_str(),
+            sigs.len(),
+            sigs.iter()
+                .map(|s| format!("`{}`", s.id))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let mut b: Vec<_> = lib
+        .signatures
+        .iter()
+        .filter(|s| s.severity == Severity::Benign)
+        .collect();
+    b.sort_by(|x, y| x.id.cmp(&y.id));
+    if !b.is_empty() {
+        let _ = writeln!(
+            out,
+            "- **benign noise** ({}): {}",
+            b.len(),
+            b.iter()
+                .map(|s| format!("`{}`", s.id))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    out
 }
 
 #[derive(Args, Debug)]
@@ -42,16 +107,22 @@ pub fn run(c: SigCommand) -> ExitCode {
                 Ok(l) => l,
                 Err(c) => return c,
             };
-            for s in &lib.signatures {
-                println!(
-                    "{:<50} {:<32} {:<8} {}",
-                    s.id,
-                    s.category.as_str(),
-                    s.severity.as_str(),
-                    s.title
-                );
+            let mut text = String::new();
+            if a.format == ListFormat::Markdown {
+                text = library_markdown(&lib);
+            } else {
+                for s in &lib.signatures {
+                    text.push_str(&format!(
+                        "{:<50} {:<32} {:<8} {}\n",
+                        s.id,
+                        s.category.as_str(),
+                        s.severity.as_str(),
+                        s.title
+                    ));
+                }
+                text.push_str(&format!("{} signatures\n", lib.signatures.len()));
             }
-            println!("{} signatures", lib.signatures.len());
+            super::print(&text);
             ExitCode::from(EXIT_FOUND)
         }
         SigCommand::Atoms(a) => {
@@ -60,9 +131,12 @@ pub fn run(c: SigCommand) -> ExitCode {
                 Err(c) => return c,
             };
             let m = Matcher::new(&lib, EngineKind::Prefilter);
+            let mut text = String::new();
             for a in m.prefilter().atoms() {
-                println!("{a}");
+                text.push_str(a);
+                text.push('\n');
             }
+            super::print(&text);
             ExitCode::from(EXIT_FOUND)
         }
         SigCommand::Test(a) => {
@@ -71,10 +145,16 @@ pub fn run(c: SigCommand) -> ExitCode {
                 Err(c) => return c,
             };
             let report = test_library(&lib, a.filter.as_deref());
+            let mut text = String::new();
             for line in &report.messages {
-                println!("{line}");
+                text.push_str(line);
+                text.push('\n');
             }
-            println!("{} passed, {} failed", report.passed, report.failed);
+            text.push_str(&format!(
+                "{} passed, {} failed\n",
+                report.passed, report.failed
+            ));
+            super::print(&text);
             ExitCode::from(if report.failed == 0 {
                 EXIT_FOUND
             } else {

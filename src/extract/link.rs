@@ -40,6 +40,9 @@ pub fn is_consequence_shape(f: &Failure) -> bool {
     if f.kind == FailureKind::Systemd {
         return true;
     }
+    if !f.chain.is_empty() && f.chain.iter().all(|e| e.wrapper) {
+        return true;
+    }
     CONSEQUENCE.is_match(&f.headline)
         || f.preamble
             .as_deref()

@@ -570,8 +570,10 @@ impl Extractor {
             st.open = Some(open);
             return None;
         }
-        let kind = shapes::classify(&rec)?;
         let _ = key;
+        let Some(kind) = shapes::classify(&rec) else {
+            return Some(rec);
+        };
         match kind {
             FailureKind::Exception => {
                 let mut open = Open::new(kind, State::Message { blank: false }, &rec, &label);
@@ -879,6 +881,15 @@ enum Step {
 /// Whether a record continues the exception message of an open block.
 fn continues_message(open: &Open, rec: &Record) -> bool {
     let msg = rec.message.as_str();
+    // "Failed to import X because of the following error (look up to see its
+    // traceback):" — the next line is the real error, a failure of its own
+    if open
+        .chain
+        .last()
+        .is_some_and(|e| e.wrapper && e.message.trim_end().ends_with(':'))
+    {
+        return false;
+    }
     if shapes::is_traceback_header(msg) || shapes::chain_marker(msg).is_some() {
         return false;
     }

@@ -30,7 +30,7 @@ re!(
 );
 re!(
     LONE_EXC,
-    r"^((?:[a-z_][a-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*(?:Error|Exception|Exit|Interrupt|Failure|Timeout|Refused|Denied))(?:(:) ?(.*))?$"
+    r"^((?:[a-z_][a-z0-9_]*\.)*(?:[A-Z][A-Za-z0-9_]*)?(?:Error|Exception|Exit|Interrupt|Failure|Timeout|Refused|Denied))(?:(:) ?(.*))?$"
 );
 re!(
     PY_WARNING,

@@ -1,0 +1,237 @@
+//! Corpus: past incidents (a real log plus its expected diagnosis) replayed against the
+//! library.
+//!
+//! Each incident is a folder `corpus/<name>/` with `log.txt` and `expected.yaml`
+//! (category, key line, source, …). [`evaluate`] diagnoses one incident and says
+//! whether the expectation holds: the top cause's category (or one of `also`), the key
+//! line among that cause's evidence, no forbidden signature; for `none` (a healthy log)
+//! no cause; for `other` (a code bug) no cause of high confidence.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::ingest::{LineReader, Source};
+use crate::pipeline::Engine;
+use crate::rank::Confidence;
+use crate::report::{BuildOptions, Diagnosis};
+
+/// `expected.yaml`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expected {
+    pub source: String,
+    #[serde(default)]
+    pub project: Option<String>,
+    /// A taxonomy category, or `none` for a log without failure.
+    pub category: String,
+    /// The signature expected to rank first, when known.
+    #[serde(default)]
+    pub signature: Option<String>,
+    #[serde(default)]
+    pub also: Vec<String>,
+    #[serde(default)]
+    pub key_line: Option<String>,
+    #[serde(default)]
+    pub root_cause: Option<String>,
+    #[serde(default)]
+    pub fix: Option<String>,
+    #[serde(default)]
+    pub evidence: Option<String>,
+    #[serde(default)]
+    pub noise: Vec<String>,
+    #[serde(default)]
+    pub must_not: Vec<String>,
+}
+
+/// One incident on disk.
+#[derive(Debug, Clone)]
+pub struct Incident {
+    pub name: String,
+    pub log: PathBuf,
+    pub expected: Expected,
+}
+
+/// Errors reading a corpus.
+#[derive(Debug, thiserror::Error)]
+pub enum CorpusError {
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: {message}")]
+    Expected {
+        path: String,
+        line: u64,
+        column: u64,
+        message: String,
+    },
+    #[error("{path}: incident folder has no log.txt")]
+    NoLog { path: String },
+}
+
+/// Loads every incident folder of a corpus, sorted by name.
+pub fn load_dir(dir: &Path) -> Result<Vec<Incident>, CorpusError> {
+    let read = |p: &Path| -> Result<std::fs::ReadDir, CorpusError> {
+        std::fs::read_dir(p).map_err(|source| CorpusError::Read {
+            path: p.display().to_string(),
+            source,
+        })
+    };
+    let mut out = Vec::new();
+    for e in read(dir)? {
+        let e = e.map_err(|source| CorpusError::Read {
+            path: dir.display().to_string(),
+            source,
+        })?;
+        let p = e.path();
+        if !p.is_dir() {
+            continue;
+        }
+        let exp_path = p.join("expected.yaml");
+        if !exp_path.exists() {
+            continue;
+        }
+        let text = std::fs::read_to_string(&exp_path).map_err(|source| CorpusError::Read {
+            path: exp_path.display().to_string(),
+            source,
+        })?;
+        let expected: Expected = serde_saphyr::from_str(&text).map_err(|e| {
+            let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
+            CorpusError::Expected {
+                path: exp_path.display().to_string(),
+                line,
+                column,
+                message: e.to_string().lines().next().unwrap_or("").to_string(),
+            }
+        })?;
+        let log = p.join("log.txt");
+        if !log.exists() {
+            return Err(CorpusError::NoLog {
+                path: p.display().to_string(),
+            });
+        }
+        out.push(Incident {
+            name: e.file_name().to_string_lossy().to_string(),
+            log,
+            expected,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+/// The outcome of one incident.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub name: String,
+    pub expected: String,
+    /// Categories of the causes, in rank order.
+    pub got: Vec<String>,
+    pub top_signature: Option<String>,
+    pub top_confidence: Option<Confidence>,
+    pub top1: bool,
+    pub top3: bool,
+    /// The key line is among the evidence of the matching cause.
+    pub key_line_hit: bool,
+    /// The key line is part of an extracted failure.
+    pub key_line_extracted: bool,
+    pub ok: bool,
+    pub problems: Vec<String>,
+}
+
+fn fits(expected: &Expected, category: &str) -> bool {
+    category == expected.category || expected.also.iter().any(|a| a == category)
+}
+
+/// Diagnoses one incident and checks it.
+pub fn evaluate(
+    engine: &mut Engine<'_>,
+    inc: &Incident,
+) -> Result<(Outcome, Diagnosis), crate::ingest::IngestError> {
+    let mut r = LineReader::open(&Source::Path(inc.log.clone()))?;
+    let d = engine.diagnose(&mut r, BuildOptions { top: 3 })?;
+    Ok((check(inc, &d), d))
+}
+
+/// Checks a diagnosis against an incident's expectation.
+pub fn check(inc: &Incident, d: &Diagnosis) -> Outcome {
+    let e = &inc.expected;
+    let got: Vec<String> = d
+        .causes
+        .iter()
+        .map(|c| c.category.as_str().to_string())
+        .collect();
+    let mut problems = Vec::new();
+    let key = e.key_line.as_deref().unwrap_or("");
+    let key_line_extracted = !key.is_empty()
+        && d.failures
+            .iter()
+            .any(|f| f.lines.iter().any(|l| l.text.contains(key)));
+    let (top1, top3, key_line_hit) = match e.category.as_str() {
+        "none" => {
+            let ok = d.causes.is_empty();
+            if !ok {
+                problems.push(format!("expected no cause, got {}", d.causes[0].signature));
+            }
+            (ok, ok, true)
+        }
+        "other" => {
+            let ok = d.causes.iter().all(|c| c.confidence != Confidence::High);
+            if !ok {
+                problems.push(format!(
+                    "a code bug, but {} has high confidence",
+                    d.causes[0].signature
+                ));
+            }
+            (ok, ok, true)
+        }
+        _ => {
+            let top1 = d
+                .causes
+                .first()
+                .is_some_and(|c| fits(e, c.category.as_str()));
+            let top3 = d.causes.iter().any(|c| fits(e, c.category.as_str()));
+            let hit = d
+                .causes
+                .iter()
+                .find(|c| fits(e, c.category.as_str()))
+                .is_some_and(|c| key.is_empty() || c.evidence.iter().any(|l| l.text.contains(key)));
+            if !top1 {
+                problems.push(format!(
+                    "expected {} first, got [{}]",
+                    e.category,
+                    got.join(", ")
+                ));
+            }
+            if top3 && !hit {
+                problems.push("the key line is not in the cause's evidence".to_string());
+            }
+            (top1, top3, hit)
+        }
+    };
+    if let Some(sig) = &e.signature {
+        if d.causes.first().map(|c| &c.signature) != Some(sig) {
+            problems.push(format!("expected signature {sig} first"));
+        }
+    }
+    for m in &e.must_not {
+        if d.causes.iter().any(|c| &c.signature == m) {
+            problems.push(format!("{m} must not appear"));
+        }
+    }
+    Outcome {
+        name: inc.name.clone(),
+        expected: e.category.clone(),
+        got,
+        top_signature: d.causes.first().map(|c| c.signature.clone()),
+        top_confidence: d.causes.first().map(|c| c.confidence),
+        top1,
+        top3,
+        key_line_hit,
+        key_line_extracted,
+        ok: problems.is_empty(),
+        problems,
+    }
+}

@@ -1,0 +1,80 @@
+//! The embedded library as a whole: loads, passes its own examples through the real
+//! pipeline, covers the taxonomy, and the README's list is current.
+
+use crashdoc::signature::{self, Category, LibrarySource, Severity};
+
+#[test]
+fn builtin_library_loads_and_covers_the_taxonomy() {
+    let lib = signature::load(&[LibrarySource::Builtin]).expect("the embedded library loads");
+    assert!(
+        lib.signatures.len() >= 80,
+        "{} signatures",
+        lib.signatures.len()
+    );
+    let benign = lib
+        .signatures
+        .iter()
+        .filter(|s| s.severity == Severity::Benign)
+        .count();
+    assert!(benign >= 15, "{benign} benign signatures");
+    for c in Category::ALL {
+        if c == Category::Other {
+            continue;
+        }
+        let n = lib
+            .signatures
+            .iter()
+            .filter(|s| s.category == c && s.severity != Severity::Benign)
+            .count();
+        assert!(n >= 2, "category {c} has {n} signatures");
+    }
+    for s in &lib.signatures {
+        assert!(
+            s.examples.matches.len() >= 2,
+            "{}: fewer than 2 examples",
+            s.id
+        );
+        assert!(!s.examples.no_match.is_empty(), "{}: no near-miss", s.id);
+        assert!(!s.references.is_empty(), "{}: no reference", s.id);
+    }
+}
+
+#[test]
+fn every_signature_passes_its_examples() {
+    let lib = signature::load(&[LibrarySource::Builtin]).expect("library");
+    let rep = crashdoc::cli::sig::test_library(&lib, None);
+    let fails: Vec<&String> = rep
+        .messages
+        .iter()
+        .filter(|m| m.starts_with("FAIL"))
+        .collect();
+    assert!(
+        rep.failed == 0,
+        "{} failed:\n{}",
+        rep.failed,
+        fails
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(rep.passed >= 240, "only {} examples passed", rep.passed);
+}
+
+#[test]
+fn readme_lists_the_library() {
+    let lib = signature::load(&[LibrarySource::Builtin]).expect("library");
+    let want = crashdoc::cli::sig::library_markdown(&lib);
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README");
+    let start = readme
+        .find("<!-- library:start -->\n")
+        .expect("start marker")
+        + "<!-- library:start -->\n".len();
+    let end = readme.find("<!-- library:end -->").expect("end marker");
+    assert_eq!(
+        &readme[start..end],
+        want,
+        "README's library list is stale: regenerate it with `crashdoc sig list --format markdown`"
+    );
+}
