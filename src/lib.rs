@@ -10,6 +10,7 @@
 //!
 //! Each stage is a module of its own; [`pipeline`] wires them for one input.
 
+pub mod bench;
 pub mod cli;
 pub mod corpus;
 pub mod extract;

@@ -4,6 +4,7 @@
 //! Exit codes: 0 a cause was found (or the command succeeded); 1 no cause found (or
 //! checks failed); 2 usage or input error; 3 the signature library is broken.
 
+mod bench;
 mod diagnose;
 pub mod sig;
 
@@ -46,6 +47,9 @@ pub enum Command {
     /// Work with the signature library.
     #[command(subcommand)]
     Sig(sig::SigCommand),
+    /// Generate benchmark inputs (large logs, synthetic libraries).
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
 }
 
 /// Which signatures to load.
@@ -123,5 +127,6 @@ pub fn run() -> ExitCode {
         Some(Command::Diagnose(a)) => diagnose::run_diagnose(&a),
         Some(Command::Extract(a)) => diagnose::run_extract(&a),
         Some(Command::Sig(c)) => sig::run(c),
+        Some(Command::Bench(c)) => bench::run(c),
     }
 }

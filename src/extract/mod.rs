@@ -517,7 +517,11 @@ impl Extractor {
     }
 
     fn feed(&mut self, key: String, rec: Record) -> Option<Record> {
-        let mut st = self.streams.remove(&key).unwrap_or_default();
+        let mut st = match self.streams.remove(&key) {
+            Some(st) => st,
+            None if self.streams.is_empty() && !could_open(&rec) => return Some(rec),
+            None => StreamState::default(),
+        };
         let out = self.step(&mut st, &key, rec);
         if st.open.is_some() || st.pending.is_some() {
             self.streams.insert(key, st);
@@ -871,6 +875,13 @@ impl Extractor {
             dropped_failures: self.dropped,
         }
     }
+}
+
+/// Cheap test: can this record start or be part of any block or failure? (Used to skip
+/// stream bookkeeping for the bulk of ordinary lines.)
+fn could_open(rec: &Record) -> bool {
+    let m = rec.message.as_str();
+    shapes::is_traceback_header(m) || shapes::frame(m).is_some() || shapes::classify(rec).is_some()
 }
 
 enum Step {

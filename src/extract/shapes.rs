@@ -104,6 +104,47 @@ static ERROR_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
         .expect("built-in error words")
 });
 
+/// Literals at least one of which every shape below needs (a superset of the shape
+/// regexes' necessary literals and of [`ERROR_WORDS`]): a line with none of them and no
+/// error or warning level is no failure, decided with one automaton pass.
+const MARKERS: &[&str] = &[
+    "exit",
+    "interrupt",
+    "killed",
+    "oom",
+    "out of memory",
+    "nccl",
+    "cuda",
+    "cublas",
+    "cudnn",
+    "warning: ",
+    "main process",
+    "failed with result",
+    "restart counter",
+    "start request repeated",
+    "control process",
+    "unit process",
+    "terminate called",
+    "segmentation",
+    "bus error",
+    "aborted",
+    "illegal instruction",
+    "floating point",
+    "signal",
+    "refused",
+    "denied",
+    "timeout",
+    "fatal",
+];
+
+static MARKER_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    #[allow(clippy::expect_used)]
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(MARKERS.iter().chain(ERROR_WORDS.iter()))
+        .expect("built-in markers")
+});
+
 /// A parsed `File "...", line N, in f` frame line.
 pub struct FrameLine {
     pub file: String,
@@ -215,6 +256,10 @@ pub fn restart_counter(msg: &str) -> Option<u32> {
 pub fn classify(rec: &Record) -> Option<FailureKind> {
     let m = rec.message.as_str();
     if m.trim().is_empty() {
+        return None;
+    }
+    let leveled = matches!(rec.level, Some(l) if l >= Level::Warning);
+    if !leveled && !MARKER_AC.is_match(m) {
         return None;
     }
     let systemd = rec.stream.ident.as_deref() == Some("systemd") || rec.stream.unit.is_some();

@@ -134,16 +134,17 @@ fn role(name: &str) -> FileRole {
 }
 
 /// Reads a library folder (recursively, in sorted order).
-pub fn read_dir_files(dir: &Path) -> Result<Vec<LibraryFile>, Vec<Diagnostic>> {
+pub fn read_dir_files(dir: &Path) -> (Vec<LibraryFile>, Vec<Diagnostic>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     if !dir.is_dir() {
-        return Err(vec![Diagnostic::error(
+        let d = Diagnostic::error(
             "E013",
             &dir.display().to_string(),
             "not a directory (--signatures takes a folder of <id>.yaml files)",
-        )]);
+        );
+        return (Vec::new(), vec![d]);
     }
     let mut files = Vec::new();
     while let Some(d) = stack.pop() {
@@ -223,11 +224,7 @@ pub fn read_dir_files(dir: &Path) -> Result<Vec<LibraryFile>, Vec<Diagnostic>> {
             )),
         }
     }
-    if errors.is_empty() {
-        Ok(out)
-    } else {
-        Err(errors)
-    }
+    (out, errors)
 }
 
 /// Parses and compiles a set of files into one library.
@@ -334,14 +331,21 @@ pub fn load(sources: &[LibrarySource]) -> Result<Library, LoadErrors> {
                     text: (*t).to_string(),
                 }))
             }
-            LibrarySource::Dir(d) => match read_dir_files(d) {
-                Ok(mut f) => files.append(&mut f),
-                Err(mut e) => errors.append(&mut e),
-            },
+            LibrarySource::Dir(d) => {
+                let (mut f, mut e) = read_dir_files(d);
+                files.append(&mut f);
+                errors.append(&mut e);
+            }
         }
     }
-    if !errors.is_empty() {
-        return Err(LoadErrors(errors));
+    // files that could be read are compiled even when others could not, so that every
+    // error of every file is reported at once
+    match compile_files(&files) {
+        Ok(lib) if errors.is_empty() => Ok(lib),
+        Ok(_) => Err(LoadErrors(errors)),
+        Err(LoadErrors(mut more)) => {
+            errors.append(&mut more);
+            Err(LoadErrors(errors))
+        }
     }
-    compile_files(&files)
 }

@@ -6,7 +6,8 @@
 //!
 //! - bare: the value is wrapped in single quotes unless it is made only of characters
 //!   that the shell never interprets (`[A-Za-z0-9._+:/=@%,^-]`);
-//! - in double quotes: `\`, `$`, `` ` `` and `"` are backslash-escaped;
+//! - in double quotes: `\`, `$`, `` ` `` and `"` are backslash-escaped, and `!` is
+//!   put in single quotes of its own (`"'!'"`) against history expansion;
 //! - in single quotes: `'` becomes `'\''`.
 //!
 //! A value is refused (the command is not printed, the step says why) when it holds a
@@ -196,9 +197,11 @@ fn check_value(name: &str, value: &str, pattern: Option<&Regex>) -> Result<(), R
 }
 
 fn is_plain(value: &str) -> bool {
-    value
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "._+:/=@%,^-".contains(c))
+    // a leading `=` is expanded by zsh (`=ls` → /bin/ls), a leading `~` by every shell
+    !value.starts_with(['=', '~'])
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._+:/=@%,^-".contains(c))
 }
 
 /// Quotes a value for the shell context it lands in.
@@ -210,6 +213,12 @@ pub fn quote(value: &str, quoting: Quoting) -> String {
         Quoting::Double => {
             let mut s = String::with_capacity(value.len());
             for c in value.chars() {
+                if c == '!' {
+                    // history expansion acts inside double quotes in interactive shells
+                    // and `\!` keeps its backslash: close the quotes around a quoted `!`
+                    s.push_str("\"'!'\"");
+                    continue;
+                }
                 if matches!(c, '\\' | '$' | '`' | '"') {
                     s.push('\\');
                 }

@@ -1,0 +1,82 @@
+//! `crashdoc bench …`: generators for the benchmarks (see benches/README.md).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+
+use super::{EXIT_FOUND, EXIT_INPUT};
+
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Write a deterministic, realistic multi-process vLLM journal of about SIZE bytes.
+    GenLog(GenLogArgs),
+    /// Write COUNT synthetic signatures (built like real ones) into DIR/synthetic/.
+    GenLib(GenLibArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct GenLogArgs {
+    /// Size, with an optional K/M/G suffix (powers of 1024): 10M, 1G.
+    #[arg(long)]
+    pub size: String,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output file (standard output when absent).
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct GenLibArgs {
+    #[arg(long)]
+    pub count: usize,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long, short)]
+    pub out: PathBuf,
+}
+
+fn parse_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mult) = match s.chars().last()? {
+        'K' | 'k' => (&s[..s.len() - 1], 1u64 << 10),
+        'M' | 'm' => (&s[..s.len() - 1], 1 << 20),
+        'G' | 'g' => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    num.parse::<u64>().ok()?.checked_mul(mult)
+}
+
+pub fn run(c: BenchCommand) -> ExitCode {
+    match c {
+        BenchCommand::GenLog(a) => {
+            let Some(size) = parse_size(&a.size) else {
+                eprintln!(
+                    "crashdoc: --size {}: expected a number with an optional K, M or G suffix",
+                    a.size
+                );
+                return ExitCode::from(EXIT_INPUT);
+            };
+            let res = match &a.out {
+                Some(p) => std::fs::File::create(p)
+                    .and_then(|mut f| crate::bench::write_log(&mut f, size, a.seed)),
+                None => crate::bench::write_log(&mut std::io::stdout().lock(), size, a.seed),
+            };
+            match res {
+                Ok(_) => ExitCode::from(EXIT_FOUND),
+                Err(e) => {
+                    eprintln!("crashdoc: cannot write the log: {e}");
+                    ExitCode::from(EXIT_INPUT)
+                }
+            }
+        }
+        BenchCommand::GenLib(a) => match crate::bench::write_library(&a.out, a.count, a.seed) {
+            Ok(()) => ExitCode::from(EXIT_FOUND),
+            Err(e) => {
+                eprintln!("crashdoc: cannot write {}: {e}", a.out.display());
+                ExitCode::from(EXIT_INPUT)
+            }
+        },
+    }
+}
