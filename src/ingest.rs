@@ -124,6 +124,16 @@ impl LineReader {
 
     /// Reads the next line; `Ok(None)` at the end of the input.
     pub fn next_line(&mut self) -> Result<Option<Line>, IngestError> {
+        match self.next_raw()? {
+            None => Ok(None),
+            Some(r) => Ok(Some(r.into_line())),
+        }
+    }
+
+    /// Reads the next line without copying it: the fast path of the pipeline looks at
+    /// most lines only this way. [`RawLine::clean`] is the text when it needs no
+    /// cleaning (valid UTF-8 without escapes or NULs).
+    pub fn next_raw(&mut self) -> Result<Option<RawLine<'_>>, IngestError> {
         self.buf.clear();
         let truncated = match read_bounded_line(&mut self.inner, &mut self.buf, MAX_LINE_BYTES) {
             Ok(Some(t)) => t,
@@ -140,11 +150,36 @@ impl LineReader {
         if self.buf.last() == Some(&b'\r') {
             self.buf.pop();
         }
-        Ok(Some(Line {
+        Ok(Some(RawLine {
             number: self.number,
-            text: clean_text(&self.buf),
+            bytes: &self.buf,
             truncated,
         }))
+    }
+}
+
+/// A line borrowed from the reader's buffer.
+pub struct RawLine<'a> {
+    pub number: usize,
+    pub bytes: &'a [u8],
+    pub truncated: usize,
+}
+
+impl RawLine<'_> {
+    /// The text, when it is valid UTF-8 with nothing to strip.
+    pub fn clean(&self) -> Option<&str> {
+        if memchr::memchr2(0x1b, 0, self.bytes).is_some() {
+            return None;
+        }
+        std::str::from_utf8(self.bytes).ok()
+    }
+
+    pub fn into_line(self) -> Line {
+        Line {
+            number: self.number,
+            text: clean_text(self.bytes),
+            truncated: self.truncated,
+        }
     }
 }
 

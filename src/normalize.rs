@@ -86,23 +86,44 @@ pub struct Stream {
 impl Stream {
     /// The key tracebacks are reassembled under: the most specific writer known.
     pub fn key(&self) -> String {
+        // built by hand: this runs for every line
+        fn push_u32(s: &mut String, mut n: u32) {
+            let mut buf = [0u8; 10];
+            let mut i = buf.len();
+            loop {
+                i -= 1;
+                buf[i] = b'0' + (n % 10) as u8;
+                n /= 10;
+                if n == 0 {
+                    break;
+                }
+            }
+            for &d in &buf[i..] {
+                s.push(d as char);
+            }
+        }
+        let mut k = String::with_capacity(32);
         if let Some(w) = &self.worker {
-            match self.pid {
-                Some(p) => format!("{w} pid={p}"),
-                None => w.clone(),
+            k.push_str(w);
+            if let Some(p) = self.pid {
+                k.push_str(" pid=");
+                push_u32(&mut k, p);
             }
         } else if let Some(r) = self.rank {
-            format!("rank{r}")
+            k.push_str("rank");
+            push_u32(&mut k, r);
         } else if let Some(i) = &self.ident {
-            match self.pid {
-                Some(p) => format!("{i}[{p}]"),
-                None => i.clone(),
+            k.push_str(i);
+            if let Some(p) = self.pid {
+                k.push('[');
+                push_u32(&mut k, p);
+                k.push(']');
             }
         } else if let Some(p) = self.pid {
-            format!("pid {p}")
-        } else {
-            String::new()
+            k.push_str("pid ");
+            push_u32(&mut k, p);
         }
+        k
     }
 
     /// A short label for reports (`Worker_TP4`, `rank2`, `vllm[12]`); empty when unknown.
@@ -434,6 +455,71 @@ fn journal_message(v: &serde_json::Value) -> Option<String> {
     }
 }
 
+/// What the fast path needs to know of a line, read without allocating.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct View<'a> {
+    pub level: Option<Level>,
+    pub message: &'a str,
+    /// The vLLM/Ray process tag and pid, when present.
+    pub worker: Option<&'a str>,
+    pub pid: Option<u32>,
+}
+
+/// Reads the common layer stack (journald `short` → process tag → vLLM logger) without
+/// allocating. `None` when the line has any other layer, so that the caller falls back
+/// to [`normalize`]: for the lines it accepts, the view's level, message and worker are
+/// exactly what [`normalize`] gives.
+pub fn view(text: &str) -> Option<View<'_>> {
+    let mut rest = text;
+    let mut v = View {
+        level: None,
+        message: text,
+        worker: None,
+        pid: None,
+    };
+    let mut any = false;
+    if let Some((len, _, _, ident, pid)) = fast::syslog(rest) {
+        if &rest[ident.0..ident.1] == "systemd" {
+            return None;
+        }
+        v.pid = pid;
+        rest = &rest[len..];
+        any = true;
+    }
+    if let Some((len, tag, pid)) = fast::proc_tag(rest) {
+        v.worker = Some(&rest[tag.0..tag.1]);
+        if pid.is_some() {
+            v.pid = pid;
+        }
+        rest = &rest[len..];
+        any = true;
+    }
+    if let Some((len, lvl, _, _)) = fast::vllm(rest) {
+        v.level = Level::parse(&rest[lvl.0..lvl.1]);
+        rest = &rest[len..];
+        any = true;
+    }
+    if !any || may_have_layer(rest) {
+        return None;
+    }
+    v.message = rest;
+    Some(v)
+}
+
+/// Whether any layer parser could apply to `s` (a superset of their guards).
+fn may_have_layer(s: &str) -> bool {
+    let Some(&first) = s.as_bytes().first() else {
+        return false;
+    };
+    matches!(first, b'[' | b'(' | b'#' | b'{' | b'>')
+        || first.is_ascii_digit()
+        || level_word(s)
+        || fast::syslog(s).is_some()
+        || (first.is_ascii_alphanumeric() && (near(s, b'|', 64) || near(s, b'[', 48)))
+        || (matches!(first, b'I' | b'W' | b'E' | b'F')
+            && s.as_bytes().get(1).is_some_and(u8::is_ascii_digit))
+}
+
 /// Peels one line into a record.
 pub fn normalize(line: Line) -> Record {
     let mut rec = Record {
@@ -511,10 +597,27 @@ fn set_level(rec: &mut Record, s: &str) {
     }
 }
 
+/// Cheap guards that keep a layer's regex off lines it cannot match.
+fn iso_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() > 10 && b[4] == b'-' && b[7] == b'-'
+}
+
+fn near(s: &str, byte: u8, within: usize) -> bool {
+    let b = s.as_bytes();
+    memchr::memchr(byte, &b[..b.len().min(within)]).is_some()
+}
+
+fn level_word(s: &str) -> bool {
+    ["DEBUG", "INFO", "WARN", "ERROR", "CRITICAL"]
+        .iter()
+        .any(|w| s.starts_with(w))
+}
+
 /// Tries one layer; returns the prefix length when it applies.
 fn try_layer(layer: usize, first: u8, rest: &str, rec: &mut Record) -> Option<usize> {
     match layer {
-        0 if first.is_ascii_digit() => {
+        0 if first.is_ascii_digit() && iso_date(rest) => {
             let c = JOURNAL_ISO.captures(rest)?;
             rec.timestamp = Some(c[1].to_string());
             rec.stream.host = Some(c[2].to_string());
@@ -522,7 +625,7 @@ fn try_layer(layer: usize, first: u8, rest: &str, rec: &mut Record) -> Option<us
             rec.stream.pid = c.get(4).and_then(|m| m.as_str().parse().ok());
             Some(c[0].len())
         }
-        1 if first.is_ascii_digit() => {
+        1 if first.is_ascii_digit() && iso_date(rest) => {
             let c = ISO_Z.captures(rest)?;
             rec.timestamp.get_or_insert_with(|| c[1].to_string());
             Some(c[0].len())
@@ -545,12 +648,12 @@ fn try_layer(layer: usize, first: u8, rest: &str, rec: &mut Record) -> Option<us
             rec.stream.pid = pid;
             Some(len)
         }
-        4 if first.is_ascii_alphanumeric() => {
+        4 if first.is_ascii_alphanumeric() && near(rest, b'|', 64) => {
             let c = COMPOSE.captures(rest)?;
             rec.stream.ident.get_or_insert_with(|| c[1].to_string());
             Some(c[0].len())
         }
-        5 if first.is_ascii_alphanumeric() => {
+        5 if first.is_ascii_alphanumeric() && near(rest, b'[', 48) => {
             let c = NCCL.captures(rest)?;
             rec.stream.host.get_or_insert_with(|| c[1].to_string());
             rec.stream.pid = c[2].parse().ok();
@@ -583,7 +686,7 @@ fn try_layer(layer: usize, first: u8, rest: &str, rec: &mut Record) -> Option<us
             rec.origin = Some(c[2].to_string());
             Some(c[0].len())
         }
-        10 if first.is_ascii_uppercase() => {
+        10 if first.is_ascii_uppercase() && level_word(rest) => {
             let (len, lvl, ts, origin) = fast::vllm(rest)?;
             debug_assert!(VLLM.is_match(rest));
             set_level(rec, &rest[lvl.0..lvl.1]);
@@ -592,7 +695,7 @@ fn try_layer(layer: usize, first: u8, rest: &str, rec: &mut Record) -> Option<us
             rec.origin = Some(rest[origin.0..origin.1].to_string());
             Some(len)
         }
-        11 if first.is_ascii_digit() => {
+        11 if first.is_ascii_digit() && rest.as_bytes().get(4) == Some(&b'-') => {
             let c = PYLOG.captures(rest)?;
             rec.timestamp.get_or_insert_with(|| c[1].to_string());
             rec.origin = Some(c[2].to_string());
@@ -606,20 +709,22 @@ fn try_layer(layer: usize, first: u8, rest: &str, rec: &mut Record) -> Option<us
             rec.origin = Some(c[3].to_string());
             Some(c[0].len())
         }
-        13 if matches!(first, b'I' | b'W' | b'E' | b'F') => {
+        13 if matches!(first, b'I' | b'W' | b'E' | b'F')
+            && rest.as_bytes().get(1).is_some_and(u8::is_ascii_digit) =>
+        {
             let c = GLOG.captures(rest)?;
             set_level(rec, &c[1]);
             rec.timestamp.get_or_insert_with(|| c[2].to_string());
             rec.origin = Some(c[4].to_string());
             Some(c[0].len())
         }
-        14 if first.is_ascii_uppercase() => {
+        14 if first.is_ascii_uppercase() && level_word(rest) => {
             let c = PYLOG_BASIC.captures(rest)?;
             set_level(rec, &c[1]);
             rec.origin = Some(c[2].to_string());
             Some(c[0].len())
         }
-        15 if first.is_ascii_uppercase() => {
+        15 if first.is_ascii_uppercase() && level_word(rest) => {
             let c = LEVEL_COLON.captures(rest)?;
             set_level(rec, &c[1]);
             Some(c[0].len())

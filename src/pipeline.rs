@@ -2,23 +2,72 @@
 //! match failures → rank → diagnosis. One pass over the log; only failures and the
 //! matches of loose lines are kept.
 
-use crate::extract::{ExtractOptions, Extraction, Extractor};
+use aho_corasick::AhoCorasick;
+
+use crate::extract::{shapes, ExtractOptions, Extraction, Extractor};
 use crate::ingest::{IngestError, LineReader};
 use crate::matcher::{EngineKind, Matcher, Matches};
-use crate::normalize::normalize;
+use crate::normalize::{self, Level};
 use crate::rank;
 use crate::report::{BuildOptions, Diagnosis};
 use crate::signature::Library;
 
 /// A compiled library with its prefilter, ready for many inputs.
+///
+/// The engine keeps one more automaton, the *line scanner*: the library's atoms plus
+/// every literal extraction acts on. While no block is open, a line that is valid
+/// UTF-8, has none of those literals, reads as the usual journald/vLLM layers and has no
+/// error or warning level cannot start a failure nor match a signature: it is counted
+/// and skipped without being normalized into a record (no allocation). Every other line
+/// takes the full path. The brute-force engine never skips.
 pub struct Engine<'l> {
     pub matcher: Matcher<'l>,
+    scanner: Option<AhoCorasick>,
+    scratch: String,
 }
 
 impl<'l> Engine<'l> {
     pub fn new(library: &'l Library, kind: EngineKind) -> Self {
+        let matcher = Matcher::new(library, kind);
+        let scanner = match kind {
+            EngineKind::Brute => None,
+            EngineKind::Prefilter => {
+                let mut lits: Vec<String> = matcher.prefilter().atoms().to_vec();
+                lits.extend(shapes::structural_literals().map(str::to_string));
+                AhoCorasick::builder()
+                    .ascii_case_insensitive(true)
+                    .build(&lits)
+                    .ok()
+            }
+        };
         Engine {
-            matcher: Matcher::new(library, kind),
+            matcher,
+            scanner,
+            scratch: String::new(),
+        }
+    }
+
+    /// The fast path: whether this line can be skipped (see the type's docs); the
+    /// worker key, if any, is left in `scratch`.
+    fn skippable(scanner: &AhoCorasick, text: &str, scratch: &mut String) -> Option<bool> {
+        if scanner.is_match(text) {
+            return None;
+        }
+        let v = normalize::view(text)?;
+        if matches!(v.level, Some(l) if l >= Level::Warning) {
+            return None;
+        }
+        scratch.clear();
+        match v.worker {
+            Some(w) if w.contains("Worker") => {
+                scratch.push_str(w);
+                if let Some(p) = v.pid {
+                    scratch.push_str(" pid=");
+                    scratch.push_str(&p.to_string());
+                }
+                Some(true)
+            }
+            _ => Some(false),
         }
     }
 
@@ -32,8 +81,16 @@ impl<'l> Engine<'l> {
     pub fn run(&mut self, reader: &mut LineReader) -> Result<(Extraction, Matches), IngestError> {
         let mut x = Extractor::new(self.extract_options());
         let mut m = Matches::default();
-        while let Some(line) = reader.next_line()? {
-            let rec = normalize(line);
+        while let Some(raw) = reader.next_raw()? {
+            if let (Some(sc), true) = (&self.scanner, x.idle()) {
+                if let Some(text) = raw.clean() {
+                    if let Some(worker) = Self::skippable(sc, text, &mut self.scratch) {
+                        x.skip(raw.number, worker.then_some(self.scratch.as_str()));
+                        continue;
+                    }
+                }
+            }
+            let rec = normalize::normalize(raw.into_line());
             let attempt = x.current_attempt();
             if let Some(loose) = x.push(rec) {
                 self.matcher.match_loose(&loose, attempt, &mut m);
@@ -45,10 +102,18 @@ impl<'l> Engine<'l> {
     }
 
     /// Extraction only (`crashdoc extract`).
-    pub fn extract(&self, reader: &mut LineReader) -> Result<Extraction, IngestError> {
+    pub fn extract(&mut self, reader: &mut LineReader) -> Result<Extraction, IngestError> {
         let mut x = Extractor::new(self.extract_options());
-        while let Some(line) = reader.next_line()? {
-            let _ = x.push(normalize(line));
+        while let Some(raw) = reader.next_raw()? {
+            if let (Some(sc), true) = (&self.scanner, x.idle()) {
+                if let Some(text) = raw.clean() {
+                    if let Some(worker) = Self::skippable(sc, text, &mut self.scratch) {
+                        x.skip(raw.number, worker.then_some(self.scratch.as_str()));
+                        continue;
+                    }
+                }
+            }
+            let _ = x.push(normalize::normalize(raw.into_line()));
         }
         Ok(x.finish())
     }

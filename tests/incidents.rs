@@ -55,7 +55,7 @@ fn the_shared_incidents_are_all_in_the_corpus() {
 #[test]
 fn key_lines_are_extracted_and_noise_is_never_the_first_failure() {
     let lib = signature::load(&[LibrarySource::Builtin]).expect("library");
-    let engine = Engine::new(&lib, EngineKind::Prefilter);
+    let mut engine = Engine::new(&lib, EngineKind::Prefilter);
     let mut problems = Vec::new();
     for inc in incidents()
         .iter()

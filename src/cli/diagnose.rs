@@ -127,7 +127,7 @@ pub fn run_extract(a: &ExtractArgs) -> ExitCode {
         Ok(l) => l,
         Err(c) => return c,
     };
-    let engine = Engine::new(&lib, crate::matcher::EngineKind::Prefilter);
+    let mut engine = Engine::new(&lib, crate::matcher::EngineKind::Prefilter);
     let style = Style {
         color: a.color.enabled(),
     };

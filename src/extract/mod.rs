@@ -429,7 +429,7 @@ pub struct Extractor {
     unit: Option<String>,
     lines: usize,
     dropped: usize,
-    workers: std::collections::HashSet<String>,
+    workers: std::collections::HashSet<u64>,
 }
 
 impl Extractor {
@@ -458,6 +458,34 @@ impl Extractor {
     fn attempt(&mut self) -> &mut Attempt {
         let n = self.attempts.len();
         &mut self.attempts[n - 1]
+    }
+
+    fn note_worker(&mut self, key: &str) {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        key.hash(&mut h);
+        let h = h.finish();
+        if self.workers.len() < 4096 && self.workers.insert(h) {
+            let n = self.workers.len();
+            self.attempt().workers = n;
+        }
+    }
+
+    /// No block is open and no error line is pending: a line that starts no failure
+    /// can be skipped with [`Extractor::skip`].
+    pub fn idle(&self) -> bool {
+        self.streams.is_empty()
+    }
+
+    /// Accounts for a line the caller decided is part of no failure (see
+    /// [`crate::pipeline`]): only line counts and worker streams are kept. `worker_key`
+    /// is the stream key when the line comes from a worker stream.
+    pub fn skip(&mut self, line: usize, worker_key: Option<&str>) {
+        self.lines = line;
+        self.attempt().last_line = line;
+        if let Some(k) = worker_key {
+            self.note_worker(k);
+        }
     }
 
     /// The current attempt's index (1-based).
@@ -508,10 +536,8 @@ impl Extractor {
                 .worker
                 .as_deref()
                 .is_some_and(|w| w.contains("Worker"));
-        if is_worker && !self.workers.contains(&key) && self.workers.len() < 4096 {
-            self.workers.insert(key.clone());
-            let n = self.workers.len();
-            self.attempt().workers = n;
+        if is_worker {
+            self.note_worker(&key);
         }
         self.feed(key, rec)
     }
@@ -557,7 +583,7 @@ impl Extractor {
             }
         }
         // 3. A new block, a one-line failure, or a loose line.
-        let label = rec.stream.key();
+        let label = key.to_string();
         let msg = rec.message.as_str();
         if shapes::is_traceback_header(msg) {
             let mut open = Open::new(FailureKind::Traceback, State::Frames, &rec, &label);
@@ -574,7 +600,6 @@ impl Extractor {
             st.open = Some(open);
             return None;
         }
-        let _ = key;
         let Some(kind) = shapes::classify(&rec) else {
             return Some(rec);
         };

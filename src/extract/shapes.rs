@@ -145,6 +145,30 @@ static MARKER_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
         .expect("built-in markers")
 });
 
+/// Every literal extraction needs to see to act on a line when no block is open:
+/// the shape markers, the error words and the structural markers (traceback headers,
+/// frames, chain markers, systemd starts). A line whose raw text has none of them, no
+/// error or warning level and no systemd identifier is loose for extraction.
+pub fn structural_literals() -> impl Iterator<Item = &'static str> {
+    const STRUCTURAL: &[&str] = &[
+        "traceback",
+        "file \"",
+        "started ",
+        "starting ",
+        "warning",
+        "above exception",
+        "during handling",
+        "what():",
+        "terminate called",
+        "restart counter",
+    ];
+    MARKERS
+        .iter()
+        .chain(ERROR_WORDS.iter())
+        .chain(STRUCTURAL.iter())
+        .copied()
+}
+
 /// A parsed `File "...", line N, in f` frame line.
 pub struct FrameLine {
     pub file: String,
