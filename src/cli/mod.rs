@@ -4,6 +4,7 @@
 //! Exit codes: 0 a cause was found (or the command succeeded); 1 no cause found (or
 //! checks failed); 2 usage or input error; 3 the signature library is broken.
 
+pub mod corpus;
 mod diagnose;
 pub mod sig;
 
@@ -46,6 +47,9 @@ pub enum Command {
     /// Work with the signature library.
     #[command(subcommand)]
     Sig(sig::SigCommand),
+    /// Replay the corpus of past incidents (score, regression gate) or file a new one.
+    #[command(subcommand)]
+    Corpus(corpus::CorpusCommand),
 }
 
 /// Which signatures to load.
@@ -123,5 +127,6 @@ pub fn run() -> ExitCode {
         Some(Command::Diagnose(a)) => diagnose::run_diagnose(&a),
         Some(Command::Extract(a)) => diagnose::run_extract(&a),
         Some(Command::Sig(c)) => sig::run(c),
+        Some(Command::Corpus(c)) => corpus::run(c),
     }
 }
