@@ -87,13 +87,20 @@ pub fn propose(d: &Diagnosis, source: &str, category: Option<&str>) -> Expected 
     }
 }
 
-/// The default folder name: the category and the log file's stem.
+/// The default folder name: the category and the log file's stem (its folder's name
+/// when the stem says nothing, as in `job-42/log.txt`).
 pub fn default_name(log: &Path, e: &Expected) -> String {
-    let stem = log
-        .file_stem()
-        .map(|s| s.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let stem = stem.strip_suffix(".log").unwrap_or(&stem).to_string();
+    let name_of = |p: Option<&std::ffi::OsStr>| p.map(|s| s.to_string_lossy().to_string());
+    let mut stem = name_of(log.file_stem()).unwrap_or_default();
+    stem = stem.strip_suffix(".log").unwrap_or(&stem).to_string();
+    if matches!(
+        stem.as_str(),
+        "" | "log" | "logs" | "output" | "stdout" | "stderr"
+    ) {
+        if let Some(parent) = name_of(log.parent().and_then(Path::file_name)) {
+            stem = parent;
+        }
+    }
     let s = slug(&format!("{}-{}", e.category, stem));
     if s.is_empty() {
         "incident".to_string()
@@ -166,6 +173,10 @@ mod tests {
         assert_eq!(
             default_name(Path::new("/tmp/Job 12.log.txt"), &e),
             "host-oom-job-12"
+        );
+        assert_eq!(
+            default_name(Path::new("runs/job-42/log.txt"), &e),
+            "host-oom-job-42"
         );
     }
 }

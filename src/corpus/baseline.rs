@@ -136,3 +136,61 @@ pub fn compare(baseline: &CorpusReport, now: &CorpusReport) -> Comparison {
     }
     c
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::score::IncidentResult;
+
+    fn result(name: &str, ok: bool, top: Option<&str>) -> IncidentResult {
+        IncidentResult {
+            name: name.into(),
+            expected: "gpu-oom".into(),
+            expected_signature: None,
+            also: vec![],
+            got: top.map(|_| "gpu-oom".to_string()).into_iter().collect(),
+            signatures: top.map(str::to_string).into_iter().collect(),
+            top_confidence: None,
+            top1: ok,
+            top3: ok,
+            key_line_hit: ok,
+            has_key_line: true,
+            ok,
+            problems: if ok { vec![] } else { vec!["wrong".into()] },
+            error: None,
+        }
+    }
+
+    fn report(v: Vec<IncidentResult>) -> CorpusReport {
+        CorpusReport::new(&crate::signature::Library::default(), v)
+    }
+
+    #[test]
+    fn only_right_to_wrong_is_a_regression() {
+        let before = report(vec![
+            result("a", true, Some("s1")),
+            result("b", false, None),
+            result("c", true, Some("s1")),
+            result("gone", true, Some("s1")),
+        ]);
+        let now = report(vec![
+            result("a", false, Some("s2")),
+            result("b", true, Some("s1")),
+            result("c", true, Some("s3")),
+            result("new", false, None),
+        ]);
+        let c = compare(&before, &now);
+        let names = |v: &[Change]| v.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&c.regressions), ["a"]);
+        assert_eq!(c.regressions[0].now.as_deref(), Some("s2"));
+        assert_eq!(names(&c.improvements), ["b"]);
+        assert_eq!(names(&c.top_changed), ["c"]);
+        assert_eq!(c.added, ["new"]);
+        assert_eq!(c.removed, ["gone"]);
+        assert!(!c.passed());
+        assert!(compare(&now, &now).passed());
+        // the saved form reads back equal
+        let back: CorpusReport = serde_json::from_str(&to_json(&now)).expect("json");
+        assert_eq!(back, now);
+    }
+}
