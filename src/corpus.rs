@@ -6,6 +6,16 @@
 //! whether the expectation holds: the top cause's category (or one of `also`), the key
 //! line among that cause's evidence, no forbidden signature; for `none` (a healthy log)
 //! no cause; for `other` (a code bug) no cause of high confidence.
+//!
+//! On top of that (`crashdoc corpus …`): [`run`] replays a corpus in parallel, [`score`]
+//! turns the outcomes into the summary table and the saved result, [`baseline`] is the
+//! regression gate, [`render`] prints the table, [`add`] files a new incident.
+
+pub mod add;
+pub mod baseline;
+pub mod render;
+pub mod run;
+pub mod score;
 
 use std::path::{Path, PathBuf};
 

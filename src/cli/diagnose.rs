@@ -16,6 +16,19 @@ pub enum Format {
     Text,
     Json,
     Markdown,
+    /// SARIF 2.1.0: one result per cause, all inputs in one log.
+    Sarif,
+    /// GitHub Actions workflow commands (annotations; at most 10).
+    Github,
+    /// One compact JSON diagnosis per line, one line per input (batch work).
+    Jsonl,
+}
+
+impl Format {
+    /// Formats that render all inputs together, at the end.
+    fn collects(self) -> bool {
+        matches!(self, Format::Sarif | Format::Github)
+    }
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -89,6 +102,7 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> ExitCode {
         color: a.color.enabled(),
     };
     let mut any_found = false;
+    let mut collected = Vec::new();
     let mut stdout = std::io::stdout().lock();
     for (i, s) in inputs.iter().enumerate() {
         let mut r = match open(s) {
@@ -103,17 +117,31 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> ExitCode {
             }
         };
         any_found |= d.found();
+        if a.format.collects() {
+            collected.push(d);
+            continue;
+        }
         let out = match a.format {
             Format::Text => report::text::render(&d, style),
             Format::Json => report::json(&d) + "\n",
             Format::Markdown => report::markdown::render(&d),
+            Format::Jsonl => serde_json::to_string(&d).unwrap_or_default() + "\n",
+            Format::Sarif | Format::Github => String::new(),
         };
-        if i > 0 && a.format != Format::Json {
+        if i > 0 && !matches!(a.format, Format::Json | Format::Jsonl) {
             let _ = writeln!(stdout);
         }
         if stdout.write_all(out.as_bytes()).is_err() {
             return ExitCode::from(EXIT_INPUT);
         }
+    }
+    let out = match a.format {
+        Format::Sarif => report::sarif::render(&collected),
+        Format::Github => report::github::render(&collected),
+        _ => String::new(),
+    };
+    if stdout.write_all(out.as_bytes()).is_err() {
+        return ExitCode::from(EXIT_INPUT);
     }
     ExitCode::from(if any_found { EXIT_FOUND } else { EXIT_NONE })
 }

@@ -5,6 +5,7 @@
 //! checks failed); 2 usage or input error; 3 the signature library is broken.
 
 mod bench;
+pub mod corpus;
 mod diagnose;
 pub mod sig;
 
@@ -50,6 +51,9 @@ pub enum Command {
     /// Generate benchmark inputs (large logs, synthetic libraries).
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Replay the corpus of past incidents (score, regression gate) or file a new one.
+    #[command(subcommand)]
+    Corpus(corpus::CorpusCommand),
 }
 
 /// Which signatures to load.
@@ -128,5 +132,6 @@ pub fn run() -> ExitCode {
         Some(Command::Extract(a)) => diagnose::run_extract(&a),
         Some(Command::Sig(c)) => sig::run(c),
         Some(Command::Bench(c)) => bench::run(c),
+        Some(Command::Corpus(c)) => corpus::run(c),
     }
 }

@@ -6,7 +6,10 @@
 //! for people (colour on a terminal), [`json`] per the contract in README.md,
 //! [`markdown`] for pasting into an issue.
 
+pub mod github;
+pub mod junit;
 pub mod markdown;
+pub mod sarif;
 pub mod text;
 
 use std::collections::BTreeMap;

@@ -1,0 +1,228 @@
+//! `crashdoc corpus run` and `crashdoc corpus add`.
+//!
+//! `run` replays every incident of a corpus folder (in parallel), prints the score table
+//! in the chosen format on stdout and, with `--baseline`, the comparison on stderr; it
+//! exits 1 on any regression so CI fails and names each. `add` files a new incident
+//! with the current diagnosis as the proposed expectation.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::{print, EngineArgs, LibraryArgs, EXIT_FOUND, EXIT_INPUT, EXIT_NONE};
+use crate::corpus::{self, add, baseline, render, run::run_corpus};
+use crate::ingest::{LineReader, Source};
+use crate::pipeline::Engine;
+use crate::report::BuildOptions;
+use crate::signature::Category;
+
+#[derive(Subcommand, Debug)]
+pub enum CorpusCommand {
+    /// Replay every incident, print the score table, gate regressions with --baseline.
+    Run(RunArgs),
+    /// File a new incident from a log (the expectation proposed from the diagnosis).
+    Add(AddArgs),
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CorpusFormat {
+    #[default]
+    Text,
+    /// The full result (the baseline format).
+    Json,
+    /// JUnit XML: one test case per incident.
+    Junit,
+    Markdown,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// The corpus folder: one sub-folder per incident with log.txt and expected.yaml.
+    #[arg(value_name = "DIR", default_value = "corpus")]
+    pub dir: PathBuf,
+    #[arg(long, short, value_enum, default_value_t = CorpusFormat::Text)]
+    pub format: CorpusFormat,
+    /// A saved result (JSON) to compare with; exits 1 if an incident right there is wrong now.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Write this run's result to the --baseline file (never fails on regressions).
+    #[arg(long, requires = "baseline")]
+    pub update: bool,
+    #[command(flatten)]
+    pub library: LibraryArgs,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct AddArgs {
+    /// The log to file (copied byte for byte).
+    #[arg(value_name = "LOG")]
+    pub log: PathBuf,
+    /// Where the log comes from (the issue thread's address).
+    #[arg(long)]
+    pub source: String,
+    /// The category, when you know it (default: the top cause's, or `none`).
+    #[arg(long)]
+    pub category: Option<String>,
+    /// The incident's folder name (default: <category>-<log file stem>).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// The corpus folder.
+    #[arg(long, value_name = "DIR", default_value = "corpus")]
+    pub dir: PathBuf,
+    #[command(flatten)]
+    pub library: LibraryArgs,
+}
+
+pub fn run(c: CorpusCommand) -> ExitCode {
+    match c {
+        CorpusCommand::Run(a) => run_run(&a),
+        CorpusCommand::Add(a) => run_add(&a),
+    }
+}
+
+fn progress(n: usize) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::with_draw_target(Some(n as u64), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} {elapsed}") {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb.set_prefix("replaying incidents");
+    pb
+}
+
+fn run_run(a: &RunArgs) -> ExitCode {
+    let incidents = match corpus::load_dir(&a.dir) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("crashdoc: {e}");
+            return ExitCode::from(EXIT_INPUT);
+        }
+    };
+    if incidents.is_empty() {
+        eprintln!(
+            "crashdoc: {}: no incidents (sub-folders with expected.yaml and log.txt)",
+            a.dir.display()
+        );
+        return ExitCode::from(EXIT_INPUT);
+    }
+    // read the baseline before the run, so a bad file fails fast
+    let saved = match (&a.baseline, a.update) {
+        (Some(p), false) => match baseline::read(p) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                eprintln!("crashdoc: {e}");
+                return ExitCode::from(EXIT_INPUT);
+            }
+        },
+        (Some(p), true) if p.exists() => baseline::read(p).ok(),
+        _ => None,
+    };
+    let lib = match a.library.load() {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let pb = progress(incidents.len());
+    let run = run_corpus(&lib, a.engine.engine, &incidents, &pb);
+    let heading = format!(
+        "crashdoc corpus run: {} incidents from {} in {:.2} s ({} threads)",
+        incidents.len(),
+        a.dir.display(),
+        run.total.as_secs_f64(),
+        rayon::current_num_threads()
+    );
+    let out = match a.format {
+        CorpusFormat::Text => render::text(&run.report, &heading),
+        CorpusFormat::Json => baseline::to_json(&run.report),
+        CorpusFormat::Junit => crate::report::junit::render(&run, "crashdoc corpus"),
+        CorpusFormat::Markdown => render::markdown(&run.report),
+    };
+    print(&out);
+    let mut code = EXIT_FOUND;
+    if let Some(p) = &a.baseline {
+        let name = p.display().to_string();
+        if let Some(b) = &saved {
+            let cmp = baseline::compare(b, &run.report);
+            eprint!("{}", render::comparison(&cmp, &name));
+            if !cmp.passed() && !a.update {
+                eprintln!(
+                    "crashdoc: {} incident(s) regressed against {name}: {}",
+                    cmp.regressions.len(),
+                    cmp.regressions
+                        .iter()
+                        .map(|c| c.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                code = EXIT_NONE;
+            }
+        }
+        if a.update {
+            if let Err(e) = baseline::write(p, &run.report) {
+                eprintln!("crashdoc: {e}");
+                return ExitCode::from(EXIT_INPUT);
+            }
+            eprintln!("crashdoc: wrote {name}");
+        }
+    }
+    ExitCode::from(code)
+}
+
+fn valid_category(c: &str) -> bool {
+    c == "none" || Category::ALL.iter().any(|k| k.as_str() == c)
+}
+
+fn run_add(a: &AddArgs) -> ExitCode {
+    if let Some(c) = &a.category {
+        if !valid_category(c) {
+            let all: Vec<&str> = Category::ALL.iter().map(|k| k.as_str()).collect();
+            eprintln!(
+                "crashdoc: unknown category {c:?}; use none or one of: {}",
+                all.join(", ")
+            );
+            return ExitCode::from(EXIT_INPUT);
+        }
+    }
+    let lib = match a.library.load() {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let mut engine = Engine::new(&lib, crate::matcher::EngineKind::Prefilter);
+    let d = match LineReader::open(&Source::Path(a.log.clone()))
+        .and_then(|mut r| engine.diagnose(&mut r, BuildOptions { top: 3 }))
+    {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("crashdoc: {e}");
+            return ExitCode::from(EXIT_INPUT);
+        }
+    };
+    let n = add::NewIncident {
+        corpus: Path::new(&a.dir),
+        log: &a.log,
+        source: &a.source,
+        category: a.category.as_deref(),
+        name: a.name.as_deref(),
+    };
+    match add::add(&n, &d) {
+        Ok(dir) => {
+            print(&format!(
+                "filed {}: review {} against {} before committing\n",
+                dir.display(),
+                dir.join("expected.yaml").display(),
+                a.source
+            ));
+            ExitCode::from(EXIT_FOUND)
+        }
+        Err(e) => {
+            eprintln!("crashdoc: {e}");
+            ExitCode::from(EXIT_INPUT)
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! Rendering a corpus run for people: an aligned text table (terminal, CI log) and
+//! Markdown (the README's table, a pull-request comment). Both show the same sections
+//! in the same order; neither includes timings, so the Markdown of a run is
+//! reproducible and the README can be checked against it. JSON is the report itself
+//! ([`super::baseline::to_json`]); JUnit is in [`crate::report::junit`].
+
+use std::fmt::Write as _;
+
+use super::baseline::Comparison;
+use super::score::{CorpusReport, Summary};
+use crate::report::escape_control;
+
+/// Rows of cells, the first the header.
+type Table = Vec<Vec<String>>;
+
+fn text_table(out: &mut String, t: &Table) {
+    let cols = t.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            t.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for r in t {
+        let mut line = String::from("  ");
+        for (c, cell) in r.iter().enumerate() {
+            let pad = widths[c].saturating_sub(cell.chars().count());
+            line.push_str(cell);
+            if c + 1 < r.len() {
+                line.push_str(&" ".repeat(pad + 2));
+            }
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+}
+
+fn md_cell(s: &str) -> String {
+    escape_control(s).replace('|', "\\|")
+}
+
+fn md_table(out: &mut String, t: &Table) {
+    for (i, r) in t.iter().enumerate() {
+        let cells: Vec<String> = r.iter().map(|c| md_cell(c)).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+        if i == 0 {
+            let _ = writeln!(out, "|{}", " --- |".repeat(r.len()));
+        }
+    }
+}
+
+fn row(cells: &[&str]) -> Vec<String> {
+    cells.iter().map(|s| s.to_string()).collect()
+}
+
+fn overall(s: &Summary) -> Table {
+    vec![
+        row(&["measure", "score"]),
+        row(&["top-1 accuracy", &s.top1.show()]),
+        row(&["top-3 accuracy", &s.top3.show()]),
+        row(&["key-line hit rate", &s.key_line.show()]),
+        row(&["all checks pass", &s.ok.show()]),
+    ]
+}
+
+fn categories(s: &Summary) -> Table {
+    let mut t = vec![row(&["category", "incidents", "top-1", "top-3"])];
+    for c in &s.by_category {
+        t.push(vec![
+            c.category.clone(),
+            c.top1.of.to_string(),
+            c.top1.show(),
+            c.top3.show(),
+        ]);
+    }
+    t
+}
+
+fn signatures(s: &Summary) -> Table {
+    let mut t = vec![row(&["signature", "category", "precision", "recall"])];
+    for g in &s.signatures {
+        t.push(vec![
+            g.signature.clone(),
+            g.category.clone(),
+            g.precision.show(),
+            g.recall.show(),
+        ]);
+    }
+    t
+}
+
+fn confusions(s: &Summary) -> Table {
+    let mut t = vec![row(&["expected", "got (top cause)", "incidents"])];
+    for c in &s.confusions {
+        t.push(vec![
+            c.expected.clone(),
+            c.got.clone(),
+            c.incidents.join(", "),
+        ]);
+    }
+    t
+}
+
+fn wrong(r: &CorpusReport) -> Table {
+    let mut t = vec![row(&["incident", "expected", "top cause", "problems"])];
+    for i in r.incidents.iter().filter(|i| !i.ok) {
+        t.push(vec![
+            i.name.clone(),
+            i.expected.clone(),
+            i.signatures
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "no cause".into()),
+            i.problems.join("; "),
+        ]);
+    }
+    t
+}
+
+/// Notes under the signature table.
+const SIGNATURE_NOTE: &str = "precision: right among the incidents it ranked first on; \
+recall: ranked first and right among the incidents it applies to (named by the incident, \
+or of the expected category and matched)";
+
+/// The aligned text table.
+pub fn text(r: &CorpusReport, heading: &str) -> String {
+    let s = &r.summary;
+    let mut out = String::new();
+    let _ = writeln!(out, "{heading}\n");
+    text_table(&mut out, &overall(s));
+    let _ = writeln!(out, "\nBy category");
+    text_table(&mut out, &categories(s));
+    let _ = writeln!(out, "\nSignatures as the top cause ({SIGNATURE_NOTE})");
+    text_table(&mut out, &signatures(s));
+    let _ = writeln!(
+        out,
+        "\nConfusions (expected category → top cause's category)"
+    );
+    if s.confusions.is_empty() {
+        let _ = writeln!(out, "  none");
+    } else {
+        text_table(&mut out, &confusions(s));
+    }
+    let _ = writeln!(out, "\nIncidents with no cause (a failure was expected)");
+    if s.no_cause.is_empty() {
+        let _ = writeln!(out, "  none");
+    } else {
+        for n in &s.no_cause {
+            let _ = writeln!(out, "  {n}");
+        }
+    }
+    let _ = writeln!(out, "\nWrong incidents");
+    if r.incidents.iter().all(|i| i.ok) {
+        let _ = writeln!(out, "  none");
+    } else {
+        text_table(&mut out, &wrong(r));
+    }
+    out
+}
+
+/// Markdown tables (what the README shows).
+pub fn markdown(r: &CorpusReport) -> String {
+    let s = &r.summary;
+    let mut out = String::new();
+    let _ = writeln!(out, "{} incidents.\n", s.incidents);
+    md_table(&mut out, &overall(s));
+    let _ = writeln!(out, "\n**By category**\n");
+    md_table(&mut out, &categories(s));
+    let _ = writeln!(
+        out,
+        "\n**Signatures as the top cause** ({SIGNATURE_NOTE})\n"
+    );
+    md_table(&mut out, &signatures(s));
+    let _ = writeln!(
+        out,
+        "\n**Confusions** (expected category → top cause's category)\n"
+    );
+    if s.confusions.is_empty() {
+        let _ = writeln!(out, "None.");
+    } else {
+        md_table(&mut out, &confusions(s));
+    }
+    let _ = writeln!(
+        out,
+        "\n**Incidents with no cause** (a failure was expected)\n"
+    );
+    if s.no_cause.is_empty() {
+        let _ = writeln!(out, "None.");
+    } else {
+        let _ = writeln!(out, "{}", s.no_cause.join(", "));
+    }
+    let _ = writeln!(out, "\n**Wrong incidents**\n");
+    if r.incidents.iter().all(|i| i.ok) {
+        let _ = writeln!(out, "None.");
+    } else {
+        md_table(&mut out, &wrong(r));
+    }
+    out
+}
+
+/// The comparison with a baseline, for people (stderr in the CLI).
+pub fn comparison(c: &Comparison, baseline: &str) -> String {
+    let mut out = String::new();
+    let top = |s: &Option<String>| s.clone().unwrap_or_else(|| "no cause".into());
+    for x in &c.regressions {
+        let _ = writeln!(
+            out,
+            "REGRESSION {}: right in {baseline} (top cause {}), wrong now (top cause {}): {}",
+            x.name,
+            top(&x.before),
+            top(&x.now),
+            x.problems.join("; ")
+        );
+    }
+    for x in &c.improvements {
+        let _ = writeln!(
+            out,
+            "improved {}: wrong in {baseline}, right now (top cause {})",
+            x.name,
+            top(&x.now)
+        );
+    }
+    for x in &c.top_changed {
+        let _ = writeln!(
+            out,
+            "changed {}: still right, top cause {} → {}",
+            x.name,
+            top(&x.before),
+            top(&x.now)
+        );
+    }
+    for n in &c.added {
+        let _ = writeln!(out, "new incident {n} (not in {baseline})");
+    }
+    for n in &c.removed {
+        let _ = writeln!(out, "gone: {n} is in {baseline} but not in the corpus");
+    }
+    let _ = writeln!(
+        out,
+        "baseline {baseline}: {} regression(s), {} improvement(s)",
+        c.regressions.len(),
+        c.improvements.len()
+    );
+    out
+}

@@ -1,0 +1,295 @@
+//! Scoring a corpus run: per-incident results and the summary table.
+//!
+//! [`IncidentResult`] is what a run keeps of one incident (the [`Outcome`] plus the
+//! ranked signature ids); [`CorpusReport`] is the whole run — the results and the
+//! [`Summary`] computed from them. The report is also the saved baseline (JSON), so it
+//! holds nothing that changes between identical runs (no timings, no paths other than
+//! incident names) and everything is sorted.
+//!
+//! Measures:
+//! - top-1 / top-3 accuracy: the outcome's own verdicts (the expected category, or one of
+//!   `also`, first / among the causes; for `none` no cause; for `other` no high-confidence
+//!   cause);
+//! - key-line hit rate: over incidents that name a key line and expect a failure category,
+//!   the share whose matching cause shows that line in its evidence;
+//! - per signature, as the top cause: precision is the share of incidents it ranked first
+//!   on that were right; recall is the share of the incidents it *applies to* that it
+//!   ranked first on and was right — it applies when the incident names it
+//!   (`signature:`), or names no signature, accepts its category and it matched at all;
+//! - confusions: expected category → the top cause's category (or `no cause`), for every
+//!   incident whose top-1 is wrong.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Incident, Outcome};
+use crate::report::Diagnosis;
+use crate::signature::Library;
+
+/// Version of the saved result format.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// One incident of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IncidentResult {
+    pub name: String,
+    /// The expected category.
+    pub expected: String,
+    /// The expected top signature, when the incident names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_signature: Option<String>,
+    /// Other categories accepted as right.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<String>,
+    /// Categories of the causes, in rank order.
+    pub got: Vec<String>,
+    /// Signature ids of the causes, in rank order.
+    pub signatures: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_confidence: Option<String>,
+    pub top1: bool,
+    pub top3: bool,
+    pub key_line_hit: bool,
+    /// The incident names a key line (and expects a failure category).
+    pub has_key_line: bool,
+    pub ok: bool,
+    pub problems: Vec<String>,
+    /// The log could not be read (the incident counts as wrong).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl IncidentResult {
+    pub fn new(inc: &Incident, o: &Outcome, d: &Diagnosis) -> Self {
+        let e = &inc.expected;
+        IncidentResult {
+            name: o.name.clone(),
+            expected: o.expected.clone(),
+            expected_signature: e.signature.clone(),
+            also: e.also.clone(),
+            got: o.got.clone(),
+            signatures: d.causes.iter().map(|c| c.signature.clone()).collect(),
+            top_confidence: o.top_confidence.map(|c| c.as_str().to_string()),
+            top1: o.top1,
+            top3: o.top3,
+            key_line_hit: o.key_line_hit,
+            has_key_line: expects_failure(&e.category)
+                && e.key_line.as_deref().is_some_and(|k| !k.is_empty()),
+            ok: o.ok,
+            problems: o.problems.clone(),
+            error: None,
+        }
+    }
+
+    /// An incident whose log could not be diagnosed.
+    pub fn failed(inc: &Incident, error: String) -> Self {
+        IncidentResult {
+            name: inc.name.clone(),
+            expected: inc.expected.category.clone(),
+            expected_signature: inc.expected.signature.clone(),
+            also: inc.expected.also.clone(),
+            got: Vec::new(),
+            signatures: Vec::new(),
+            top_confidence: None,
+            top1: false,
+            top3: false,
+            key_line_hit: false,
+            has_key_line: false,
+            ok: false,
+            problems: vec![format!("cannot diagnose: {error}")],
+            error: Some(error),
+        }
+    }
+}
+
+fn expects_failure(category: &str) -> bool {
+    category != "none" && category != "other"
+}
+
+/// A count out of a total.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Rate {
+    pub hits: usize,
+    pub of: usize,
+}
+
+impl Rate {
+    pub fn percent(self) -> String {
+        if self.of == 0 {
+            "—".to_string()
+        } else {
+            format!("{:.1}%", 100.0 * self.hits as f64 / self.of as f64)
+        }
+    }
+
+    /// `hits/of (percent)`.
+    pub fn show(self) -> String {
+        format!("{}/{} ({})", self.hits, self.of, self.percent())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CategoryScore {
+    pub category: String,
+    pub top1: Rate,
+    pub top3: Rate,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignatureScore {
+    pub signature: String,
+    pub category: String,
+    /// Right among the incidents it ranked first on.
+    pub precision: Rate,
+    /// Ranked first (and right) among the incidents it applies to.
+    pub recall: Rate,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Confusion {
+    pub expected: String,
+    pub got: String,
+    pub incidents: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Summary {
+    pub incidents: usize,
+    pub ok: Rate,
+    pub top1: Rate,
+    pub top3: Rate,
+    pub key_line: Rate,
+    pub by_category: Vec<CategoryScore>,
+    pub signatures: Vec<SignatureScore>,
+    pub confusions: Vec<Confusion>,
+    /// Incidents expecting a failure for which no cause was found.
+    pub no_cause: Vec<String>,
+}
+
+/// A whole run: the saved result and baseline format.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CorpusReport {
+    pub format: u32,
+    pub summary: Summary,
+    pub incidents: Vec<IncidentResult>,
+}
+
+fn rate(it: impl Iterator<Item = bool>) -> Rate {
+    let mut r = Rate::default();
+    for b in it {
+        r.of += 1;
+        r.hits += usize::from(b);
+    }
+    r
+}
+
+impl CorpusReport {
+    /// Scores a run; `lib` gives each signature's category.
+    pub fn new(lib: &Library, mut incidents: Vec<IncidentResult>) -> Self {
+        incidents.sort_by(|a, b| a.name.cmp(&b.name));
+        let summary = summarize(lib, &incidents);
+        CorpusReport {
+            format: FORMAT_VERSION,
+            summary,
+            incidents,
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&IncidentResult> {
+        self.incidents.iter().find(|i| i.name == name)
+    }
+}
+
+fn summarize(lib: &Library, inc: &[IncidentResult]) -> Summary {
+    let mut cats: BTreeMap<&str, Vec<&IncidentResult>> = BTreeMap::new();
+    for i in inc {
+        cats.entry(i.expected.as_str()).or_default().push(i);
+    }
+    let by_category = cats
+        .iter()
+        .map(|(c, v)| CategoryScore {
+            category: c.to_string(),
+            top1: rate(v.iter().map(|i| i.top1)),
+            top3: rate(v.iter().map(|i| i.top3)),
+        })
+        .collect();
+
+    let category_of = |id: &str| {
+        lib.get(id)
+            .map_or_else(|| "?".to_string(), |s| s.category.as_str().to_string())
+    };
+    let mut ids: Vec<&str> = inc
+        .iter()
+        .flat_map(|i| i.signatures.iter().map(String::as_str))
+        .chain(inc.iter().filter_map(|i| i.expected_signature.as_deref()))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut signatures = Vec::new();
+    for id in ids {
+        let cat = category_of(id);
+        let first = |i: &IncidentResult| i.signatures.first().is_some_and(|s| s == id);
+        let applies = |i: &IncidentResult| match &i.expected_signature {
+            Some(s) => s == id,
+            None => {
+                (i.expected == cat || i.also.contains(&cat)) && i.signatures.iter().any(|s| s == id)
+            }
+        };
+        let precision = rate(inc.iter().filter(|i| first(i)).map(|i| i.top1));
+        let recall = rate(
+            inc.iter()
+                .filter(|i| applies(i))
+                .map(|i| first(i) && i.top1),
+        );
+        if precision.of == 0 && recall.of == 0 {
+            continue; // matched only below the top and never applies
+        }
+        signatures.push(SignatureScore {
+            signature: id.to_string(),
+            category: cat,
+            precision,
+            recall,
+        });
+    }
+
+    let mut conf: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for i in inc.iter().filter(|i| !i.top1) {
+        let got = i
+            .got
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "no cause".to_string());
+        conf.entry((i.expected.clone(), got))
+            .or_default()
+            .push(i.name.clone());
+    }
+    let confusions = conf
+        .into_iter()
+        .map(|((expected, got), incidents)| Confusion {
+            expected,
+            got,
+            incidents,
+        })
+        .collect();
+
+    Summary {
+        incidents: inc.len(),
+        ok: rate(inc.iter().map(|i| i.ok)),
+        top1: rate(inc.iter().map(|i| i.top1)),
+        top3: rate(inc.iter().map(|i| i.top3)),
+        key_line: rate(
+            inc.iter()
+                .filter(|i| i.has_key_line)
+                .map(|i| i.key_line_hit),
+        ),
+        by_category,
+        signatures,
+        confusions,
+        no_cause: inc
+            .iter()
+            .filter(|i| expects_failure(&i.expected) && i.got.is_empty())
+            .map(|i| i.name.clone())
+            .collect(),
+    }
+}

@@ -1,0 +1,252 @@
+//! SARIF 2.1.0 (`crashdoc diagnose --format sarif`), for code-scanning dashboards and
+//! any tool that reads static-analysis results.
+//!
+//! One `run` for all inputs: `tool.driver` is crashdoc with one rule per signature that
+//! produced a cause (`id` = signature id, short description = title, full description =
+//! explanation, help = the remediation steps, `helpUri` = its first reference); one
+//! `result` per cause with `ruleId`/`ruleIndex`, a `level` from the signature's severity
+//! (fatal and error → `error`, warning → `warning`, benign → `note`), a message, and one
+//! location per evidence line: the log as `artifactLocation.uri` and the line as
+//! `region.startLine` (with the line's text as the snippet). The types below are the
+//! subset of the SARIF object model crashdoc fills; field names follow the standard.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::{escape_control, Diagnosis};
+use crate::signature::Severity;
+
+pub const SCHEMA: &str =
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
+pub const VERSION: &str = "2.1.0";
+
+#[derive(Serialize)]
+struct Log {
+    #[serde(rename = "$schema")]
+    schema: &'static str,
+    version: &'static str,
+    runs: Vec<Run>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Run {
+    tool: Tool,
+    results: Vec<SarifResult>,
+    column_kind: &'static str,
+}
+
+#[derive(Serialize)]
+struct Tool {
+    driver: Driver,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Driver {
+    name: &'static str,
+    version: &'static str,
+    rules: Vec<Rule>,
+}
+
+#[derive(Serialize)]
+struct Text {
+    text: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Rule {
+    id: String,
+    short_description: Text,
+    full_description: Text,
+    help: Text,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    help_uri: Option<String>,
+    default_configuration: Configuration,
+    properties: BTreeMap<&'static str, serde_json::Value>,
+}
+
+#[derive(Serialize)]
+struct Configuration {
+    level: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifResult {
+    rule_id: String,
+    rule_index: usize,
+    level: &'static str,
+    message: Text,
+    locations: Vec<Location>,
+    properties: BTreeMap<&'static str, serde_json::Value>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Location {
+    physical_location: PhysicalLocation,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PhysicalLocation {
+    artifact_location: ArtifactLocation,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    region: Option<Region>,
+}
+
+#[derive(Serialize)]
+struct ArtifactLocation {
+    uri: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Region {
+    start_line: usize,
+    snippet: Text,
+}
+
+/// The SARIF level of a severity.
+pub fn level(s: Severity) -> &'static str {
+    match s {
+        Severity::Fatal | Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Benign => "note",
+    }
+}
+
+/// A path as a URI reference (RFC 3986): `/` separators, and every byte outside the
+/// unreserved set and `/` percent-encoded. Standard input is `stdin`.
+pub fn uri(path: &str) -> String {
+    if path == "<stdin>" {
+        return "stdin".to_string();
+    }
+    let p = path.replace('\\', "/");
+    let mut out = String::with_capacity(p.len());
+    for b in p.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn help(c: &super::Cause) -> String {
+    let mut s = String::new();
+    for (i, st) in c.remediation.iter().enumerate() {
+        s.push_str(&format!("{}. {}", i + 1, escape_control(&st.description)));
+        if let Some(w) = &st.when {
+            s.push_str(&format!(" (when {})", escape_control(w)));
+        }
+        if let Some(cmd) = &st.command {
+            s.push_str(&format!("\n   $ {}", escape_control(cmd)));
+        }
+        s.push('\n');
+    }
+    if s.is_empty() {
+        s = escape_control(c.explain.trim());
+    }
+    s.trim_end().to_string()
+}
+
+/// The SARIF log of some diagnoses (pretty JSON with a final newline).
+pub fn render(ds: &[Diagnosis]) -> String {
+    let mut rules: Vec<Rule> = Vec::new();
+    let mut index: BTreeMap<String, usize> = BTreeMap::new();
+    let mut results = Vec::new();
+    for d in ds {
+        let file = uri(&d.input);
+        for c in &d.causes {
+            let rule_index = *index.entry(c.signature.clone()).or_insert_with(|| {
+                let mut props = BTreeMap::new();
+                props.insert("category", serde_json::json!(c.category.as_str()));
+                props.insert("severity", serde_json::json!(c.severity.as_str()));
+                rules.push(Rule {
+                    id: c.signature.clone(),
+                    short_description: Text {
+                        text: escape_control(&c.title),
+                    },
+                    full_description: Text {
+                        text: escape_control(c.explain.trim()),
+                    },
+                    help: Text { text: help(c) },
+                    help_uri: c.references.first().cloned(),
+                    default_configuration: Configuration {
+                        level: level(c.severity),
+                    },
+                    properties: props,
+                });
+                rules.len() - 1
+            });
+            let mut locations: Vec<Location> = c
+                .evidence
+                .iter()
+                .filter(|e| e.line >= 1)
+                .map(|e| Location {
+                    physical_location: PhysicalLocation {
+                        artifact_location: ArtifactLocation { uri: file.clone() },
+                        region: Some(Region {
+                            start_line: e.line,
+                            snippet: Text {
+                                text: escape_control(&e.text),
+                            },
+                        }),
+                    },
+                })
+                .collect();
+            if locations.is_empty() {
+                locations.push(Location {
+                    physical_location: PhysicalLocation {
+                        artifact_location: ArtifactLocation { uri: file.clone() },
+                        region: None,
+                    },
+                });
+            }
+            let first = c.evidence.first().map_or(String::new(), |e| {
+                format!(" Line {}: {}", e.line, escape_control(&e.text))
+            });
+            let mut props = BTreeMap::new();
+            props.insert("rank", serde_json::json!(c.rank));
+            props.insert("confidence", serde_json::json!(c.confidence.as_str()));
+            props.insert("score", serde_json::json!(c.score));
+            props.insert("category", serde_json::json!(c.category.as_str()));
+            results.push(SarifResult {
+                rule_id: c.signature.clone(),
+                rule_index,
+                level: level(c.severity),
+                message: Text {
+                    text: format!(
+                        "{} ({}, {} confidence).{first}",
+                        escape_control(&c.title),
+                        c.category.as_str(),
+                        c.confidence.as_str()
+                    ),
+                },
+                locations,
+                properties: props,
+            });
+        }
+    }
+    let log = Log {
+        schema: SCHEMA,
+        version: VERSION,
+        runs: vec![Run {
+            tool: Tool {
+                driver: Driver {
+                    name: "crashdoc",
+                    version: env!("CARGO_PKG_VERSION"),
+                    rules,
+                },
+            },
+            results,
+            column_kind: "unicodeCodePoints",
+        }],
+    };
+    serde_json::to_string_pretty(&log).unwrap_or_default() + "\n"
+}
