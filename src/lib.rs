@@ -12,6 +12,7 @@
 
 pub mod cli;
 pub mod corpus;
+pub mod explain;
 pub mod extract;
 pub mod ingest;
 pub mod matcher;

@@ -4,6 +4,7 @@
 //! Exit codes: 0 a cause was found (or the command succeeded); 1 no cause found (or
 //! checks failed); 2 usage or input error; 3 the signature library is broken.
 
+pub mod contrib;
 mod diagnose;
 pub mod sig;
 
@@ -46,6 +47,8 @@ pub enum Command {
     /// Work with the signature library.
     #[command(subcommand)]
     Sig(sig::SigCommand),
+    /// Why a signature did or did not match a log (atoms, conditions, closest line).
+    Explain(contrib::ExplainArgs),
 }
 
 /// Which signatures to load.
@@ -123,5 +126,6 @@ pub fn run() -> ExitCode {
         Some(Command::Diagnose(a)) => diagnose::run_diagnose(&a),
         Some(Command::Extract(a)) => diagnose::run_extract(&a),
         Some(Command::Sig(c)) => sig::run(c),
+        Some(Command::Explain(a)) => contrib::run_explain(&a),
     }
 }
