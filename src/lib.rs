@@ -13,6 +13,7 @@
 pub mod bench;
 pub mod cli;
 pub mod corpus;
+pub mod explain;
 pub mod extract;
 pub mod ingest;
 pub mod matcher;

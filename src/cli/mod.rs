@@ -5,6 +5,7 @@
 //! checks failed); 2 usage or input error; 3 the signature library is broken.
 
 mod bench;
+pub mod contrib;
 pub mod corpus;
 mod diagnose;
 pub mod sig;
@@ -54,6 +55,8 @@ pub enum Command {
     /// Replay the corpus of past incidents (score, regression gate) or file a new one.
     #[command(subcommand)]
     Corpus(corpus::CorpusCommand),
+    /// Why a signature did or did not match a log (atoms, conditions, closest line).
+    Explain(contrib::ExplainArgs),
 }
 
 /// Which signatures to load.
@@ -133,5 +136,6 @@ pub fn run() -> ExitCode {
         Some(Command::Sig(c)) => sig::run(c),
         Some(Command::Bench(c)) => bench::run(c),
         Some(Command::Corpus(c)) => corpus::run(c),
+        Some(Command::Explain(a)) => contrib::run_explain(&a),
     }
 }

@@ -18,6 +18,12 @@ pub enum SigCommand {
     Atoms(ListArgs),
     /// Run each signature's examples through the real pipeline, prefilter included.
     Test(TestArgs),
+    /// Draft a signature from the first failure of a log that the library does not explain.
+    New(super::contrib::NewArgs),
+    /// Check signature files: every loader error plus advice (weak atoms, unused captures…).
+    Lint(super::contrib::LintArgs),
+    /// Print the JSON Schema of the signature format (committed as signatures/schema.json).
+    Schema,
 }
 
 #[derive(Args, Debug)]
@@ -93,6 +99,10 @@ pub fn library_markdown(lib: &crate::signature::Library) -> String {
 
 #[derive(Args, Debug)]
 pub struct TestArgs {
+    /// Library folders whose signatures are tested, loaded over the embedded library
+    /// (a folder file replaces the embedded file of the same name).
+    #[arg(value_name = "DIR")]
+    pub dirs: Vec<std::path::PathBuf>,
     #[command(flatten)]
     pub library: LibraryArgs,
     /// Only test signatures whose id contains this.
@@ -139,16 +149,36 @@ pub fn run(c: SigCommand) -> ExitCode {
             super::print(&text);
             ExitCode::from(EXIT_FOUND)
         }
+        SigCommand::New(a) => super::contrib::run_new(&a),
+        SigCommand::Lint(a) => super::contrib::run_lint(&a),
+        SigCommand::Schema => super::contrib::run_schema(),
         SigCommand::Test(a) => {
-            let lib = match a.library.load() {
-                Ok(l) => l,
-                Err(c) => return c,
+            let (lib, files) = if a.dirs.is_empty() {
+                match a.library.load() {
+                    Ok(l) => (l, None),
+                    Err(c) => return c,
+                }
+            } else {
+                match super::contrib::library_with_dirs(&a.dirs) {
+                    Ok((l, f)) => (l, Some(f)),
+                    Err(c) => return c,
+                }
             };
-            let report = test_library(&lib, a.filter.as_deref());
+            let filter = a.filter.as_deref();
+            let report = test_library_where(&lib, |s| {
+                filter.is_none_or(|f| s.id.contains(f))
+                    && files.as_ref().is_none_or(|fs| fs.contains(&s.file))
+            });
             let mut text = String::new();
             for line in &report.messages {
                 text.push_str(line);
                 text.push('\n');
+            }
+            if report.overlaps > 0 {
+                text.push_str(&format!(
+                    "{} overlap(s): a positive example won by another signature\n",
+                    report.overlaps
+                ));
             }
             text.push_str(&format!(
                 "{} passed, {} failed\n",
@@ -169,16 +199,27 @@ pub fn run(c: SigCommand) -> ExitCode {
 pub struct TestReport {
     pub passed: usize,
     pub failed: usize,
+    /// Positive examples whose top cause is another signature.
+    pub overlaps: usize,
     pub messages: Vec<String>,
 }
 
 /// Runs every example of every signature through the pipeline (prefilter included).
 pub fn test_library(lib: &crate::signature::Library, filter: Option<&str>) -> TestReport {
+    test_library_where(lib, |s| filter.is_none_or(|f| s.id.contains(f)))
+}
+
+/// Runs the examples of the signatures `select` picks (the whole library is loaded, so
+/// overlaps with any signature are seen).
+pub fn test_library_where(
+    lib: &crate::signature::Library,
+    select: impl Fn(&crate::signature::Signature) -> bool,
+) -> TestReport {
     let mut engine = Engine::new(lib, EngineKind::Prefilter);
     let mut rep = TestReport::default();
     let opts = BuildOptions { top: usize::MAX };
     for s in &lib.signatures {
-        if filter.is_some_and(|f| !s.id.contains(f)) {
+        if !select(s) {
             continue;
         }
         for (i, ex) in s.examples.matches.iter().enumerate() {
@@ -213,8 +254,9 @@ pub fn test_library(lib: &crate::signature::Library, filter: Option<&str>) -> Te
             }
             if let Some(p) = in_causes {
                 if p > 0 && !ex.top {
+                    rep.overlaps += 1;
                     rep.messages.push(format!(
-                        "note {}: example match #{} is won by {} (overlap)",
+                        "overlap {}: example match #{} is won by {}",
                         s.id,
                         i + 1,
                         d.causes[0].signature

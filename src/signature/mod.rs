@@ -5,13 +5,17 @@
 //! - [`atoms`]: the necessary literals the prefilter looks for;
 //! - [`template`]: remediation commands, filled and quoted safely;
 //! - [`load`]: the embedded library and library folders;
-//! - [`error`]: located, coded diagnostics.
+//! - [`error`]: located, coded diagnostics;
+//! - [`lint`], [`draft`], [`schema`]: the contributor's tools (lint, `sig new`, JSON Schema).
 
 pub mod atoms;
 pub mod compile;
+pub mod draft;
 pub mod error;
+pub mod lint;
 pub mod load;
 pub mod model;
+pub mod schema;
 pub mod template;
 
 pub use compile::{Cond, Signature};

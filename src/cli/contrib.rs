@@ -1,0 +1,283 @@
+//! The contributor's commands: `sig new`, `sig lint`, `sig schema`, `sig test DIR…` and
+//! `explain`. The work is done by library modules ([`crate::signature::draft`],
+//! [`crate::signature::lint`], [`crate::signature::schema`], [`crate::explain`]); this
+//! module parses arguments, reads files and maps outcomes to exit codes.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+
+use super::{LibraryArgs, EXIT_FOUND, EXIT_INPUT, EXIT_LIBRARY, EXIT_NONE};
+use crate::ingest::{LineReader, Source};
+use crate::signature::draft::{self, DraftOptions};
+use crate::signature::load::{builtin_files, compile_files, read_dir_files, LibraryFile};
+use crate::signature::{lint, Library, LoadErrors};
+
+#[derive(Args, Debug)]
+pub struct NewArgs {
+    /// The log to draft from (its first failure the library does not explain).
+    #[arg(long = "from", value_name = "LOG")]
+    pub from: String,
+    /// The signature id (kebab-case); suggested from the failure when absent.
+    #[arg(long)]
+    pub id: Option<String>,
+    /// Where to write `<id>.yaml` (default: `signatures/<area>`, the area guessed).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Where the log comes from (an issue thread URL): the example's source and the reference.
+    #[arg(long)]
+    pub source: Option<String>,
+    /// Overwrite an existing file.
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub library: LibraryArgs,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LintFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct LintArgs {
+    /// Library folders to lint (default: `./signatures` when it exists, else the embedded library).
+    #[arg(value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value_t = LintFormat::Text)]
+    pub format: LintFormat,
+    /// Do not check the folders against the embedded library (duplicate ids, `consequence_of` links).
+    #[arg(long)]
+    pub no_builtin: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ExplainArgs {
+    /// The signature to explain.
+    #[arg(long)]
+    pub signature: String,
+    /// The log (plain or gzip; `-` reads standard input).
+    #[arg(value_name = "LOG")]
+    pub log: String,
+    #[arg(long, value_enum, default_value_t = LintFormat::Text)]
+    pub format: LintFormat,
+    #[command(flatten)]
+    pub library: LibraryArgs,
+}
+
+/// Reads a whole log through ingest (gzip, lossy UTF-8, ANSI removed).
+pub fn read_log(arg: &str) -> Result<(String, String), String> {
+    let src = Source::parse(arg);
+    let mut r = LineReader::open(&src).map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    while let Some(l) = r.next_line().map_err(|e| e.to_string())? {
+        text.push_str(&l.text);
+        text.push('\n');
+    }
+    Ok((src.name(), text))
+}
+
+fn stem(name: &str) -> &str {
+    let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    base.strip_suffix(".yaml")
+        .or_else(|| base.strip_suffix(".yml"))
+        .unwrap_or(base)
+}
+
+/// The embedded library's files, minus those a folder file overrides (same file stem):
+/// testing or linting a working copy of `signatures/` sees the edited version.
+pub fn builtin_context(ours: &[LibraryFile]) -> Vec<LibraryFile> {
+    builtin_files()
+        .iter()
+        .filter(|(n, _)| !ours.iter().any(|f| stem(&f.name) == stem(n)))
+        .map(|(n, t)| LibraryFile {
+            name: format!("<builtin>/{n}"),
+            text: (*t).to_string(),
+        })
+        .collect()
+}
+
+fn read_dirs(dirs: &[PathBuf]) -> Result<Vec<LibraryFile>, ExitCode> {
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    for d in dirs {
+        let (mut f, mut e) = read_dir_files(d);
+        files.append(&mut f);
+        errors.append(&mut e);
+    }
+    if errors.is_empty() {
+        Ok(files)
+    } else {
+        eprintln!("{}", LoadErrors(errors));
+        Err(ExitCode::from(EXIT_INPUT))
+    }
+}
+
+/// The embedded library (minus overridden files) with the folders' files, compiled.
+pub fn library_with_dirs(dirs: &[PathBuf]) -> Result<(Library, Vec<String>), ExitCode> {
+    let ours = read_dirs(dirs)?;
+    let mut all = builtin_context(&ours);
+    let names: Vec<String> = ours.iter().map(|f| f.name.clone()).collect();
+    all.extend(ours);
+    match compile_files(&all) {
+        Ok(l) => Ok((l, names)),
+        Err(e) => {
+            eprintln!("{e}");
+            eprintln!("crashdoc: the signature library has {} error(s)", e.0.len());
+            Err(ExitCode::from(EXIT_LIBRARY))
+        }
+    }
+}
+
+pub fn run_new(a: &NewArgs) -> ExitCode {
+    let lib = match a.library.load() {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let (name, text) = match read_log(&a.from) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("crashdoc: {e}");
+            return ExitCode::from(EXIT_INPUT);
+        }
+    };
+    let opts = DraftOptions {
+        id: a.id.clone(),
+        source: a.source.clone(),
+    };
+    let d = match draft::draft(&lib, &name, &text, &opts) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("crashdoc: {e}");
+            return ExitCode::from(EXIT_INPUT);
+        }
+    };
+    let dir = a
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("signatures").join(d.area));
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        eprintln!("crashdoc: cannot create {}: {e}", dir.display());
+        return ExitCode::from(EXIT_INPUT);
+    }
+    let path = dir.join(format!("{}.yaml", d.id));
+    if path.exists() && !a.force {
+        eprintln!(
+            "crashdoc: {} exists (give --force to overwrite, or --id for another name)",
+            path.display()
+        );
+        return ExitCode::from(EXIT_INPUT);
+    }
+    if let Err(e) = std::fs::write(&path, &d.yaml) {
+        eprintln!("crashdoc: cannot write {}: {e}", path.display());
+        return ExitCode::from(EXIT_INPUT);
+    }
+    eprintln!(
+        "crashdoc: drafted from: {}\n  captures: {}",
+        crate::report::escape_control(&d.headline),
+        if d.generalized.captures.is_empty() {
+            "(none)".to_string()
+        } else {
+            d.generalized
+                .captures
+                .iter()
+                .map(|(n, _, v)| format!("{n}={v}"))
+                .collect::<Vec<_>>()
+                .join("  ")
+        }
+    );
+    super::print(&format!("{}\n", path.display()));
+    ExitCode::from(EXIT_FOUND)
+}
+
+pub fn run_lint(a: &LintArgs) -> ExitCode {
+    let (files, context) = if a.dirs.is_empty() && !Path::new("signatures").is_dir() {
+        let files: Vec<LibraryFile> = builtin_files()
+            .iter()
+            .map(|(n, t)| LibraryFile {
+                name: format!("<builtin>/{n}"),
+                text: (*t).to_string(),
+            })
+            .collect();
+        (files, Vec::new())
+    } else {
+        let dirs = if a.dirs.is_empty() {
+            vec![PathBuf::from("signatures")]
+        } else {
+            a.dirs.clone()
+        };
+        let files = match read_dirs(&dirs) {
+            Ok(f) => f,
+            Err(c) => return c,
+        };
+        let context = if a.no_builtin {
+            Vec::new()
+        } else {
+            builtin_context(&files)
+        };
+        (files, context)
+    };
+    let rep = lint::lint(&files, &context);
+    match a.format {
+        LintFormat::Json => {
+            super::print(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&rep).unwrap_or_default()
+            ));
+        }
+        LintFormat::Text => {
+            let mut out = String::new();
+            for d in &rep.diagnostics {
+                out.push_str(&format!("{d}\n\n"));
+            }
+            out.push_str(&format!(
+                "{} error(s), {} warning(s) in {} file(s)\n",
+                rep.errors, rep.warnings, rep.files
+            ));
+            super::print(&out);
+        }
+    }
+    ExitCode::from(if rep.errors == 0 {
+        EXIT_FOUND
+    } else {
+        EXIT_NONE
+    })
+}
+
+pub fn run_schema() -> ExitCode {
+    super::print(&crate::signature::schema::schema_json());
+    ExitCode::from(EXIT_FOUND)
+}
+
+pub fn run_explain(a: &ExplainArgs) -> ExitCode {
+    let lib = match a.library.load() {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let (name, text) = match read_log(&a.log) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("crashdoc: {e}");
+            return ExitCode::from(EXIT_INPUT);
+        }
+    };
+    match crate::explain::explain(&lib, &a.signature, &name, &text) {
+        Ok(e) => {
+            match a.format {
+                LintFormat::Json => super::print(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&e).unwrap_or_default()
+                )),
+                LintFormat::Text => super::print(&crate::explain::render(&e)),
+            }
+            ExitCode::from(if e.matched { EXIT_FOUND } else { EXIT_NONE })
+        }
+        Err(e) => {
+            eprintln!("crashdoc: {e}");
+            ExitCode::from(EXIT_INPUT)
+        }
+    }
+}
