@@ -12,6 +12,7 @@
 
 pub mod cli;
 pub mod corpus;
+pub mod env;
 pub mod extract;
 pub mod ingest;
 pub mod matcher;
@@ -19,4 +20,5 @@ pub mod normalize;
 pub mod pipeline;
 pub mod rank;
 pub mod report;
+pub mod rules;
 pub mod signature;

@@ -1,7 +1,10 @@
 //! The pipeline for one input: ingest → normalize → extract (+ loose-line matching) →
 //! match failures → rank → diagnosis. One pass over the log; only failures and the
-//! matches of loose lines are kept.
+//! matches of loose lines are kept. Environment reports inside the log (pip list,
+//! collect_env, nvidia-smi…) are read in the same pass ([`crate::env::Scanner`]) and
+//! merged under the facts given with [`Engine::with_facts`] (`--env` files win).
 
+use crate::env::{Facts, Scanner};
 use crate::extract::{ExtractOptions, Extraction, Extractor};
 use crate::ingest::{IngestError, LineReader};
 use crate::matcher::{EngineKind, Matcher, Matches};
@@ -13,13 +16,23 @@ use crate::signature::Library;
 /// A compiled library with its prefilter, ready for many inputs.
 pub struct Engine<'l> {
     pub matcher: Matcher<'l>,
+    /// Facts given apart from the log (`--env`).
+    given: Facts,
 }
 
 impl<'l> Engine<'l> {
     pub fn new(library: &'l Library, kind: EngineKind) -> Self {
         Engine {
             matcher: Matcher::new(library, kind),
+            given: Facts::default(),
         }
+    }
+
+    /// Uses these environment facts (from `--env` files) for every input.
+    pub fn with_facts(mut self, facts: Facts) -> Self {
+        self.matcher.facts = facts.clone();
+        self.given = facts;
+        self
     }
 
     fn extract_options(&self) -> ExtractOptions {
@@ -30,18 +43,35 @@ impl<'l> Engine<'l> {
 
     /// Extracts and matches one input.
     pub fn run(&mut self, reader: &mut LineReader) -> Result<(Extraction, Matches), IngestError> {
+        let (x, m, _) = self.run_with_facts(reader)?;
+        Ok((x, m))
+    }
+
+    /// Extracts and matches one input; also returns the environment facts (the log's
+    /// own reports under the given ones). Loose lines are matched with the facts known
+    /// when they stream by; failures with all of them.
+    pub fn run_with_facts(
+        &mut self,
+        reader: &mut LineReader,
+    ) -> Result<(Extraction, Matches, Facts), IngestError> {
         let mut x = Extractor::new(self.extract_options());
         let mut m = Matches::default();
+        let mut scan = Scanner::new(&format!("{} (log)", reader.name()));
         while let Some(line) = reader.next_line()? {
             let rec = normalize(line);
+            scan.push(rec.line, &rec.message);
             let attempt = x.current_attempt();
             if let Some(loose) = x.push(rec) {
                 self.matcher.match_loose(&loose, attempt, &mut m);
             }
         }
         let x = x.finish();
+        let mut facts = scan.finish();
+        facts.merge(self.given.clone());
+        self.matcher.facts = facts;
         self.matcher.match_failures(&x, &mut m);
-        Ok((x, m))
+        let facts = std::mem::replace(&mut self.matcher.facts, self.given.clone());
+        Ok((x, m, facts))
     }
 
     /// Extraction only (`crashdoc extract`).
@@ -60,14 +90,15 @@ impl<'l> Engine<'l> {
         opts: BuildOptions,
     ) -> Result<Diagnosis, IngestError> {
         let name = reader.name().to_string();
-        let (x, m) = self.run(reader)?;
+        let (x, m, facts) = self.run_with_facts(reader)?;
         let ranked = rank::aggregate(self.matcher.library, &x, &m);
-        Ok(Diagnosis::build(
+        Ok(Diagnosis::build_with_facts(
             &name,
             self.matcher.library,
             x,
             ranked,
             opts,
+            facts,
         ))
     }
 

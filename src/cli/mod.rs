@@ -5,6 +5,7 @@
 //! checks failed); 2 usage or input error; 3 the signature library is broken.
 
 mod diagnose;
+pub mod preflight;
 pub mod sig;
 
 use std::io::IsTerminal;
@@ -46,6 +47,12 @@ pub enum Command {
     /// Work with the signature library.
     #[command(subcommand)]
     Sig(sig::SigCommand),
+    /// Check an environment against the compatibility rules before anything runs
+    /// (exit 0 ok, 1 problems found, 2 input error, 3 broken rules).
+    Preflight(preflight::PreflightArgs),
+    /// Work with the compatibility rules.
+    #[command(subcommand)]
+    Rules(preflight::RulesCommand),
 }
 
 /// Which signatures to load.
@@ -123,5 +130,7 @@ pub fn run() -> ExitCode {
         Some(Command::Diagnose(a)) => diagnose::run_diagnose(&a),
         Some(Command::Extract(a)) => diagnose::run_extract(&a),
         Some(Command::Sig(c)) => sig::run(c),
+        Some(Command::Preflight(a)) => preflight::run_preflight(&a),
+        Some(Command::Rules(c)) => preflight::run_rules(c),
     }
 }
