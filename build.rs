@@ -1,4 +1,4 @@
-//! Embeds `signatures/` into the binary: a fresh install works with no files.
+//! Embeds `signatures/` and `rules/` into the binary: a fresh install works with no files.
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -17,9 +17,13 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn main() {
-    let root =
-        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default()).join("signatures");
-    println!("cargo:rerun-if-changed=signatures");
+    embed("signatures", "embedded_signatures.rs");
+    embed("rules", "embedded_rules.rs");
+}
+
+fn embed(folder: &str, out_name: &str) {
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default()).join(folder);
+    println!("cargo:rerun-if-changed={folder}");
     let mut files = Vec::new();
     walk(&root, &mut files);
     files.sort();
@@ -42,8 +46,7 @@ fn main() {
         );
     }
     src.push_str("];\n");
-    let out =
-        PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default()).join("embedded_signatures.rs");
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default()).join(out_name);
     if let Err(e) = std::fs::write(&out, src) {
         panic!("cannot write {}: {e}", out.display());
     }

@@ -106,6 +106,7 @@ fn describe(c: &Cond) -> String {
         Cond::All(_) => "all of".to_string(),
         Cond::Any(_) => "any of".to_string(),
         Cond::Not(_) => "not".to_string(),
+        Cond::Fact(f) => format!("environment fact {f:?}"),
     }
 }
 

@@ -13,6 +13,7 @@
 pub mod bench;
 pub mod cli;
 pub mod corpus;
+pub mod env;
 pub mod explain;
 pub mod extract;
 pub mod ingest;
@@ -21,4 +22,5 @@ pub mod normalize;
 pub mod pipeline;
 pub mod rank;
 pub mod report;
+pub mod rules;
 pub mod signature;

@@ -1,9 +1,12 @@
 //! The pipeline for one input: ingest → normalize → extract (+ loose-line matching) →
 //! match failures → rank → diagnosis. One pass over the log; only failures and the
-//! matches of loose lines are kept.
+//! matches of loose lines are kept. Environment reports inside the log (pip list,
+//! collect_env, nvidia-smi…) are read in the same pass ([`crate::env::Scanner`]) and
+//! merged under the facts given with [`Engine::with_facts`] (`--env` files win).
 
 use aho_corasick::AhoCorasick;
 
+use crate::env::{Facts, Scanner};
 use crate::extract::{shapes, ExtractOptions, Extraction, Extractor};
 use crate::ingest::{IngestError, LineReader};
 use crate::matcher::{EngineKind, Matcher, Matches};
@@ -24,6 +27,8 @@ pub struct Engine<'l> {
     pub matcher: Matcher<'l>,
     scanner: Option<AhoCorasick>,
     scratch: String,
+    /// Facts given apart from the log (`--env`).
+    given: Facts,
 }
 
 impl<'l> Engine<'l> {
@@ -44,12 +49,24 @@ impl<'l> Engine<'l> {
             matcher,
             scanner,
             scratch: String::new(),
+            given: Facts::default(),
         }
     }
 
-    /// The fast path: whether this line can be skipped (see the type's docs); the
-    /// worker key, if any, is left in `scratch`.
-    fn skippable(scanner: &AhoCorasick, text: &str, scratch: &mut String) -> Option<bool> {
+    /// Uses these environment facts (from `--env` files) for every input.
+    pub fn with_facts(mut self, facts: Facts) -> Self {
+        self.matcher.facts = facts.clone();
+        self.given = facts;
+        self
+    }
+
+    /// The fast path: whether this line can be skipped (see the type's docs), with its
+    /// message; the worker key, if any, is left in `scratch`.
+    fn skippable<'t>(
+        scanner: &AhoCorasick,
+        text: &'t str,
+        scratch: &mut String,
+    ) -> Option<(bool, &'t str)> {
         if scanner.is_match(text) {
             return None;
         }
@@ -65,9 +82,9 @@ impl<'l> Engine<'l> {
                     scratch.push_str(" pid=");
                     scratch.push_str(&p.to_string());
                 }
-                Some(true)
+                Some((true, v.message))
             }
-            _ => Some(false),
+            _ => Some((false, v.message)),
         }
     }
 
@@ -79,26 +96,44 @@ impl<'l> Engine<'l> {
 
     /// Extracts and matches one input.
     pub fn run(&mut self, reader: &mut LineReader) -> Result<(Extraction, Matches), IngestError> {
+        let (x, m, _) = self.run_with_facts(reader)?;
+        Ok((x, m))
+    }
+
+    /// Extracts and matches one input; also returns the environment facts (the log's
+    /// own reports under the given ones). Loose lines are matched with the facts known
+    /// when they stream by; failures with all of them.
+    pub fn run_with_facts(
+        &mut self,
+        reader: &mut LineReader,
+    ) -> Result<(Extraction, Matches, Facts), IngestError> {
         let mut x = Extractor::new(self.extract_options());
         let mut m = Matches::default();
+        let mut scan = Scanner::new(&format!("{} (log)", reader.name()));
         while let Some(raw) = reader.next_raw()? {
             if let (Some(sc), true) = (&self.scanner, x.idle()) {
                 if let Some(text) = raw.clean() {
-                    if let Some(worker) = Self::skippable(sc, text, &mut self.scratch) {
+                    if let Some((worker, msg)) = Self::skippable(sc, text, &mut self.scratch) {
+                        scan.push(raw.number, msg);
                         x.skip(raw.number, worker.then_some(self.scratch.as_str()));
                         continue;
                     }
                 }
             }
             let rec = normalize::normalize(raw.into_line());
+            scan.push(rec.line, &rec.message);
             let attempt = x.current_attempt();
             if let Some(loose) = x.push(rec) {
                 self.matcher.match_loose(&loose, attempt, &mut m);
             }
         }
         let x = x.finish();
+        let mut facts = scan.finish();
+        facts.merge(self.given.clone());
+        self.matcher.facts = facts;
         self.matcher.match_failures(&x, &mut m);
-        Ok((x, m))
+        let facts = std::mem::replace(&mut self.matcher.facts, self.given.clone());
+        Ok((x, m, facts))
     }
 
     /// Extraction only (`crashdoc extract`).
@@ -107,7 +142,7 @@ impl<'l> Engine<'l> {
         while let Some(raw) = reader.next_raw()? {
             if let (Some(sc), true) = (&self.scanner, x.idle()) {
                 if let Some(text) = raw.clean() {
-                    if let Some(worker) = Self::skippable(sc, text, &mut self.scratch) {
+                    if let Some((worker, _)) = Self::skippable(sc, text, &mut self.scratch) {
                         x.skip(raw.number, worker.then_some(self.scratch.as_str()));
                         continue;
                     }
@@ -125,14 +160,15 @@ impl<'l> Engine<'l> {
         opts: BuildOptions,
     ) -> Result<Diagnosis, IngestError> {
         let name = reader.name().to_string();
-        let (x, m) = self.run(reader)?;
+        let (x, m, facts) = self.run_with_facts(reader)?;
         let ranked = rank::aggregate(self.matcher.library, &x, &m);
-        Ok(Diagnosis::build(
+        Ok(Diagnosis::build_with_facts(
             &name,
             self.matcher.library,
             x,
             ranked,
             opts,
+            facts,
         ))
     }
 

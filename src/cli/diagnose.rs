@@ -47,6 +47,13 @@ pub struct DiagnoseArgs {
     pub library: LibraryArgs,
     #[command(flatten)]
     pub engine: EngineArgs,
+    /// Environment reports of the crashed machine (pip list/freeze/show, collect_env,
+    /// nvidia-smi; repeatable): the diagnosis uses them, and the compatibility rules
+    /// are checked on them.
+    #[arg(long = "env", value_name = "FILE")]
+    pub env: Vec<std::path::PathBuf>,
+    #[command(flatten)]
+    pub rules: super::preflight::RulesArgs,
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -97,7 +104,15 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> ExitCode {
         Ok(l) => l,
         Err(c) => return c,
     };
-    let mut engine = Engine::new(&lib, a.engine.engine);
+    let facts = match super::preflight::read_envs(&a.env) {
+        Ok(f) => f,
+        Err(c) => return c,
+    };
+    let rules = match a.rules.load() {
+        Ok(r) => r,
+        Err(c) => return c,
+    };
+    let mut engine = Engine::new(&lib, a.engine.engine).with_facts(facts);
     let style = Style {
         color: a.color.enabled(),
     };
@@ -110,7 +125,10 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> ExitCode {
             Err(c) => return c,
         };
         let d = match engine.diagnose(&mut r, BuildOptions { top: a.top }) {
-            Ok(d) => d,
+            Ok(mut d) => {
+                d.findings = crate::rules::check(&rules, &d.environment);
+                d
+            }
             Err(e) => {
                 eprintln!("crashdoc: {e}");
                 return ExitCode::from(EXIT_INPUT);
@@ -122,6 +140,11 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> ExitCode {
             continue;
         }
         let out = match a.format {
+            Format::Text if !d.findings.is_empty() => {
+                report::text::render(&d, style)
+                    + "Environment problems (compatibility rules on the facts given):\n"
+                    + &super::preflight::render_findings(&d.findings)
+            }
             Format::Text => report::text::render(&d, style),
             Format::Json => report::json(&d) + "\n",
             Format::Markdown => report::markdown::render(&d),

@@ -8,6 +8,7 @@ mod bench;
 pub mod contrib;
 pub mod corpus;
 mod diagnose;
+pub mod preflight;
 pub mod sig;
 
 use std::io::IsTerminal;
@@ -57,6 +58,12 @@ pub enum Command {
     Corpus(corpus::CorpusCommand),
     /// Why a signature did or did not match a log (atoms, conditions, closest line).
     Explain(contrib::ExplainArgs),
+    /// Check an environment against the compatibility rules before anything runs
+    /// (exit 0 ok, 1 problems found, 2 input error, 3 broken rules).
+    Preflight(preflight::PreflightArgs),
+    /// Work with the compatibility rules.
+    #[command(subcommand)]
+    Rules(preflight::RulesCommand),
 }
 
 /// Which signatures to load.
@@ -137,5 +144,7 @@ pub fn run() -> ExitCode {
         Some(Command::Bench(c)) => bench::run(c),
         Some(Command::Corpus(c)) => corpus::run(c),
         Some(Command::Explain(a)) => contrib::run_explain(&a),
+        Some(Command::Preflight(a)) => preflight::run_preflight(&a),
+        Some(Command::Rules(c)) => preflight::run_rules(c),
     }
 }

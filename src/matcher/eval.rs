@@ -1,7 +1,15 @@
 //! Evaluating a condition tree on one subject of a failure.
+//!
+//! Log conditions are true or false; a fact condition (`package`, `gpu_capability`…) is
+//! three-valued and *unknown* when the environment facts it needs were not given. The
+//! tree is combined with Kleene logic and the signature holds unless the result is
+//! false: facts can rule a match out when they contradict it, never by their absence,
+//! so a diagnosis without facts is the diagnosis it always was.
 
 use std::collections::BTreeMap;
 
+use crate::env::cond::{eval_fact, truth_and, truth_or, Truth};
+use crate::env::Facts;
 use crate::extract::{ExceptionInfo, Failure};
 use crate::signature::Cond;
 
@@ -60,17 +68,54 @@ fn add_captures(re: &regex::Regex, caps: &regex::Captures<'_>, found: &mut Found
     }
 }
 
-/// Evaluates `cond`; `Some` with captures and evidence lines when it holds.
+/// Evaluates `cond` without environment facts; `Some` with captures and evidence lines
+/// when it holds.
 pub fn evaluate(cond: &Cond, f: &Failure, s: &Subject<'_>) -> Option<Found> {
+    evaluate_with(cond, f, s, &Facts::default())
+}
+
+/// Evaluates `cond` with environment facts: `Some` unless the tree is false.
+pub fn evaluate_with(cond: &Cond, f: &Failure, s: &Subject<'_>, facts: &Facts) -> Option<Found> {
     let mut found = Found::default();
-    if eval(cond, f, s, &mut found) {
+    if eval(cond, f, s, facts, &mut found).possible() {
         Some(found)
     } else {
         None
     }
 }
 
-fn eval(cond: &Cond, f: &Failure, s: &Subject<'_>, found: &mut Found) -> bool {
+fn eval(cond: &Cond, f: &Failure, s: &Subject<'_>, facts: &Facts, found: &mut Found) -> Truth {
+    match cond {
+        Cond::Fact(fact) => eval_fact(fact, facts, &mut Vec::new()),
+        Cond::All(v) => {
+            let mut t = Truth::True;
+            for c in v {
+                t = truth_and(t, eval(c, f, s, facts, found));
+                if t == Truth::False {
+                    break;
+                }
+            }
+            t
+        }
+        Cond::Any(v) => {
+            let mut t = Truth::False;
+            for c in v {
+                t = truth_or(t, eval(c, f, s, facts, found));
+                if t == Truth::True {
+                    break;
+                }
+            }
+            t
+        }
+        Cond::Not(c) => {
+            let mut scratch = Found::default();
+            eval(c, f, s, facts, &mut scratch).negate()
+        }
+        other => Truth::of(eval_log(other, f, s, found)),
+    }
+}
+
+fn eval_log(cond: &Cond, f: &Failure, s: &Subject<'_>, found: &mut Found) -> bool {
     match cond {
         Cond::Message(re) => match re.captures(&s.headline) {
             Some(c) => {
@@ -107,11 +152,7 @@ fn eval(cond: &Cond, f: &Failure, s: &Subject<'_>, found: &mut Found) -> bool {
         }),
         Cond::Kind(k) => f.kind == *k,
         Cond::Stream(re) => f.streams.iter().any(|st| re.is_match(st)),
-        Cond::All(v) => v.iter().all(|c| eval(c, f, s, found)),
-        Cond::Any(v) => v.iter().any(|c| eval(c, f, s, found)),
-        Cond::Not(c) => {
-            let mut scratch = Found::default();
-            !eval(c, f, s, &mut scratch)
-        }
+        // handled by `eval`
+        Cond::Fact(_) | Cond::All(_) | Cond::Any(_) | Cond::Not(_) => false,
     }
 }

@@ -15,9 +15,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-pub use eval::{evaluate, Subject};
+pub use eval::{evaluate, evaluate_with, Subject};
 pub use prefilter::Prefilter;
 
+use crate::env::Facts;
 use crate::extract::{BlockLine, Extraction, Failure, FailureKind, Occurrence};
 use crate::normalize::Record;
 use crate::signature::Library;
@@ -88,6 +89,8 @@ pub struct Matcher<'l> {
     prefilter: Prefilter,
     kind: EngineKind,
     scratch: Vec<usize>,
+    /// Environment facts the fact conditions read (empty: every fact is unknown).
+    pub facts: Facts,
 }
 
 impl<'l> Matcher<'l> {
@@ -97,6 +100,7 @@ impl<'l> Matcher<'l> {
             prefilter: Prefilter::new(library),
             kind,
             scratch: Vec::new(),
+            facts: Facts::default(),
         }
     }
 
@@ -133,7 +137,7 @@ impl<'l> Matcher<'l> {
         for s in cands {
             let sig = &self.library.signatures[s];
             let subject = Subject::of_failure(&target);
-            let Some(found) = evaluate(&sig.cond, &target, &subject) else {
+            let Some(found) = evaluate_with(&sig.cond, &target, &subject, &self.facts) else {
                 continue;
             };
             let e = into.loose.entry(s).or_default();
@@ -171,7 +175,7 @@ impl<'l> Matcher<'l> {
             let cands = self.candidates_of_lines(f.lines.iter().map(|l| l.message.as_str()));
             for s in cands {
                 let sig = &self.library.signatures[s];
-                if let Some(hit) = match_failure(sig, s, f) {
+                if let Some(hit) = match_failure_with(sig, s, f, &self.facts) {
                     into.failures.push(hit);
                 }
             }
@@ -186,9 +190,19 @@ pub fn match_failure(
     index: usize,
     f: &Failure,
 ) -> Option<FailureHit> {
+    match_failure_with(sig, index, f, &Facts::default())
+}
+
+/// [`match_failure`] with environment facts.
+pub fn match_failure_with(
+    sig: &crate::signature::Signature,
+    index: usize,
+    f: &Failure,
+    facts: &Facts,
+) -> Option<FailureHit> {
     let primary_line = f.primary().map(|e| e.line);
     for subject in Subject::all(f) {
-        if let Some(found) = evaluate(&sig.cond, f, &subject) {
+        if let Some(found) = evaluate_with(&sig.cond, f, &subject, facts) {
             let place = match (subject.exception, f.kind) {
                 (Some(e), _) if Some(e.line) == primary_line => Place::PrimaryException,
                 (Some(_), _) => Place::ChainException,

@@ -36,6 +36,9 @@ pub struct RenderedStep {
     /// The template, when it could not be filled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub template: Option<String>,
+    /// The step's `if` holds on the environment facts given: the fix that fits.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fits: bool,
 }
 
 /// Something that follows from a cause.
@@ -59,6 +62,9 @@ pub struct Cause {
     pub confidence: Confidence,
     pub score: f64,
     pub explain: String,
+    /// What the environment facts add to the explanation (`explain_env`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub environment: Vec<String>,
     pub evidence: Vec<EvidenceLine>,
     pub captures: BTreeMap<String, String>,
     pub remediation: Vec<RenderedStep>,
@@ -107,6 +113,12 @@ pub struct Diagnosis {
     pub unit: Option<String>,
     pub attempts: Vec<Attempt>,
     pub failures: Vec<Failure>,
+    /// The environment facts used (from `--env` files and reports inside the log).
+    #[serde(skip_serializing_if = "crate::env::Facts::is_empty")]
+    pub environment: crate::env::Facts,
+    /// Compatibility rules the environment breaks (see `crate::rules`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<crate::rules::Finding>,
 }
 
 /// Knobs for building a diagnosis.
@@ -137,8 +149,21 @@ impl Diagnosis {
         input: &str,
         lib: &Library,
         x: Extraction,
+        ranked: Vec<Ranked>,
+        opts: BuildOptions,
+    ) -> Diagnosis {
+        Diagnosis::build_with_facts(input, lib, x, ranked, opts, crate::env::Facts::default())
+    }
+
+    /// [`Diagnosis::build`] with environment facts: they fill `{{env.…}}`, add the
+    /// `explain_env` sentences that hold and choose among `if:` remediation steps.
+    pub fn build_with_facts(
+        input: &str,
+        lib: &Library,
+        x: Extraction,
         mut ranked: Vec<Ranked>,
         opts: BuildOptions,
+        facts: crate::env::Facts,
     ) -> Diagnosis {
         rank::order(lib, &mut ranked);
         let by_id: BTreeMap<usize, &Failure> = x.failures.iter().map(|f| (f.id, f)).collect();
@@ -181,10 +206,21 @@ impl Diagnosis {
                     .map_or(0, |t| t.workers);
                 spread.push((*a, streams, workers));
             }
-            let remediation = sig
-                .remediation
+            let remediation = render_steps(
+                sig,
+                &r.captures,
+                &sig.capture_patterns,
+                unit.as_deref(),
+                &facts,
+            );
+            let environment: Vec<String> = sig
+                .explain_env
                 .iter()
-                .map(|s| render_step(s, &r.captures, &sig.capture_patterns, unit.as_deref()))
+                .filter(|(c, _)| {
+                    c.as_ref()
+                        .is_none_or(|c| crate::env::cond::eval(c, &facts, &mut Vec::new()).holds())
+                })
+                .filter_map(|(_, t)| crate::env::vars::fill_prose(t, &facts))
                 .collect();
             // consequences: signatures folded under this one, then linked failures
             let mut consequences = Vec::new();
@@ -232,6 +268,7 @@ impl Diagnosis {
                 confidence: Confidence::of(r.score),
                 score: (r.score * 100.0).round() / 100.0,
                 explain: sig.explain.clone(),
+                environment,
                 evidence: r.evidence.clone(),
                 captures: r.captures.clone(),
                 remediation,
@@ -267,6 +304,8 @@ impl Diagnosis {
             unit: x.unit.clone(),
             attempts: x.attempts,
             failures: x.failures,
+            environment: facts,
+            findings: Vec::new(),
         }
     }
 
@@ -283,11 +322,56 @@ fn by_line_headline(x: &Extraction, line: usize) -> Option<String> {
         .map(|f| f.headline.clone())
 }
 
+/// The steps of a signature for these facts: a step whose `if` is false is left out; one
+/// whose `if` is true fits and moves first (the order among fitting steps is kept).
+fn render_steps(
+    sig: &crate::signature::Signature,
+    captures: &BTreeMap<String, String>,
+    patterns: &BTreeMap<String, regex::Regex>,
+    unit: Option<&str>,
+    facts: &crate::env::Facts,
+) -> Vec<RenderedStep> {
+    render_step_list(&sig.remediation, captures, patterns, unit, facts)
+}
+
+/// Renders steps (signatures and rules share it).
+pub fn render_step_list(
+    steps: &[crate::signature::compile::Step],
+    captures: &BTreeMap<String, String>,
+    patterns: &BTreeMap<String, regex::Regex>,
+    unit: Option<&str>,
+    facts: &crate::env::Facts,
+) -> Vec<RenderedStep> {
+    let mut fitting = Vec::new();
+    let mut rest = Vec::new();
+    for s in steps {
+        let t = s
+            .condition
+            .as_ref()
+            .map_or(crate::env::cond::Truth::Unknown, |c| {
+                crate::env::cond::eval(c, facts, &mut Vec::new())
+            });
+        if t == crate::env::cond::Truth::False {
+            continue;
+        }
+        let mut r = render_step(s, captures, patterns, unit, facts);
+        if t.holds() {
+            r.fits = true;
+            fitting.push(r);
+        } else {
+            rest.push(r);
+        }
+    }
+    fitting.extend(rest);
+    fitting
+}
+
 fn render_step(
     s: &crate::signature::compile::Step,
     captures: &BTreeMap<String, String>,
     patterns: &BTreeMap<String, regex::Regex>,
     unit: Option<&str>,
+    facts: &crate::env::Facts,
 ) -> RenderedStep {
     let mut out = RenderedStep {
         description: s.description.clone(),
@@ -295,13 +379,22 @@ fn render_step(
         when: s.when.clone(),
         note: None,
         template: None,
+        fits: false,
     };
     if let Some(t) = &s.command {
+        // env values are owned: look them up once, before rendering borrows them
+        let env: BTreeMap<&str, String> = t
+            .variables()
+            .filter(|v| v.starts_with("env."))
+            .filter_map(|v| facts.lookup(v).map(|x| (v, x)))
+            .collect();
         let res = t.render(|name| {
             if let Some(v) = captures.get(name) {
                 Some((v.as_str(), patterns.get(name)))
             } else if name == "unit" {
                 unit.map(|u| (u, Some(&*UNIT_PATTERN)))
+            } else if let Some(v) = env.get(name) {
+                Some((v.as_str(), Some(crate::env::vars::pattern(name))))
             } else {
                 None
             }

@@ -179,6 +179,9 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
         "   Why: {}",
         clip(&escape_control(&c.explain.replace('\n', " ")), 400)
     );
+    for e in &c.environment {
+        let _ = writeln!(out, "   In this environment: {}", escape_control(e));
+    }
     if !c.remediation.is_empty() {
         let _ = writeln!(out, "   Fix (printed, never run):");
         for (i, s) in c.remediation.iter().enumerate() {
@@ -187,9 +190,14 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
                 .as_deref()
                 .map(|w| st.dim(&format!(" — when {}", escape_control(w))))
                 .unwrap_or_default();
+            let fits = if s.fits {
+                st.bold(" [fits this environment]")
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "     {}. {}{when}",
+                "     {}. {}{when}{fits}",
                 i + 1,
                 escape_control(&s.description)
             );

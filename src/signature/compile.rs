@@ -19,6 +19,7 @@ use crate::extract::FailureKind;
 /// Compiled size limit of one regex (bytes of the regex engine's program).
 pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
 /// Values the engine knows from the log besides captures.
+/// (`env.*` values of the environment are accepted too: see [`crate::env::vars`].)
 pub const CONTEXT_VARIABLES: &[&str] = &["unit"];
 
 /// A compiled condition.
@@ -34,6 +35,8 @@ pub enum Cond {
     },
     Kind(FailureKind),
     Stream(Regex),
+    /// A condition on environment facts (three-valued).
+    Fact(crate::env::cond::Fact),
     All(Vec<Cond>),
     Any(Vec<Cond>),
     Not(Box<Cond>),
@@ -45,6 +48,8 @@ pub struct Step {
     pub description: String,
     pub command: Option<Template>,
     pub when: Option<String>,
+    /// Fact condition (see [`crate::env::cond`]).
+    pub condition: Option<crate::env::cond::FactCond>,
 }
 
 /// A signature ready for matching.
@@ -61,6 +66,8 @@ pub struct Signature {
     /// Any one of these occurs in a failure this signature matches (lowercase).
     pub atoms: AtomSet,
     pub explain: String,
+    /// Environment-dependent sentences of the explanation.
+    pub explain_env: Vec<(Option<crate::env::cond::FactCond>, String)>,
     pub remediation: Vec<Step>,
     pub references: Vec<String>,
     pub examples: model::Examples,
@@ -192,10 +199,56 @@ impl Ctx<'_> {
                 };
                 Cond::Frame { file, function }
             }
+            C::Package(p) => self.fact(&p.name, crate::env::cond::compile_package(p))?,
+            C::GpuCapability(t) => self.fact(t, crate::env::cond::compile_gpu_capability(t))?,
+            C::Driver(t) => self.fact(t, crate::env::cond::compile_driver(t))?,
+            C::TorchCuda(t) => self.fact(t, crate::env::cond::compile_torch_cuda(t))?,
             C::All(v) => Cond::All(self.conds(v)?),
             C::Any(v) => Cond::Any(self.conds(v)?),
             C::Not(b) => Cond::Not(Box::new(self.cond(b)?)),
         })
+    }
+
+    fn fact(
+        &mut self,
+        at: &Text,
+        r: Result<crate::env::cond::Fact, crate::env::cond::CondError>,
+    ) -> Option<Cond> {
+        match r {
+            Ok(f) => Some(Cond::Fact(f)),
+            Err(e) => {
+                self.cond_error(at, e);
+                None
+            }
+        }
+    }
+
+    fn cond_error(&mut self, at: &Text, e: crate::env::cond::CondError) {
+        let (line, col) = if e.line > 0 {
+            (e.line, e.column)
+        } else {
+            (
+                at.referenced.line() as usize,
+                at.referenced.column() as usize,
+            )
+        };
+        self.errors
+            .push(Diagnostic::error("E014", self.file, e.message).at(self.source, line, col));
+    }
+
+    /// A fact condition tree of a step or a note (`if:`).
+    fn fact_tree(
+        &mut self,
+        at: &Text,
+        c: &Option<crate::env::cond::FactCondition>,
+    ) -> Option<crate::env::cond::FactCond> {
+        let c = c.as_ref()?;
+        let mut errs = Vec::new();
+        let out = crate::env::cond::compile(c, &mut errs);
+        for e in errs {
+            self.cond_error(at, e);
+        }
+        out
     }
 
     fn conds(&mut self, v: &[model::Condition]) -> Option<Vec<Cond>> {
@@ -228,7 +281,7 @@ pub fn cond_atoms(c: &Cond) -> Option<AtomSet> {
             }
         }
         Cond::Contains(s) | Cond::Exception(s) => atoms::of_literal(s),
-        Cond::Kind(_) | Cond::Stream(_) | Cond::Not(_) => None,
+        Cond::Kind(_) | Cond::Stream(_) | Cond::Not(_) | Cond::Fact(_) => None,
         Cond::All(v) => v.iter().filter_map(cond_atoms).max_by_key(atoms::strength),
         Cond::Any(v) => {
             let mut all = Vec::new();
@@ -329,7 +382,10 @@ pub fn compile(
             Some(t) => match Template::parse(&t.value) {
                 Ok(tpl) => {
                     for v in tpl.variables() {
-                        if !cx.captures.contains_key(v) && !CONTEXT_VARIABLES.contains(&v) {
+                        if !cx.captures.contains_key(v)
+                            && !CONTEXT_VARIABLES.contains(&v)
+                            && !crate::env::vars::is_known(v)
+                        {
                             let known: Vec<&str> = cx
                                 .captures
                                 .keys()
@@ -339,7 +395,7 @@ pub fn compile(
                             cx.err(
                                 "E007",
                                 t,
-                                format!("template variable `{v}` is not a capture of this signature nor a context value (known: {})", known.join(", ")),
+                                format!("template variable `{v}` is not a capture of this signature nor a context value (known: {}, {})", known.join(", "), crate::env::vars::known_list()),
                             );
                         }
                     }
@@ -355,11 +411,31 @@ pub fn compile(
                 }
             },
         };
+        let at = s.command.as_ref().unwrap_or(&f.id);
+        let condition = cx.fact_tree(at, &s.condition);
         remediation.push(Step {
             description: s.description.clone(),
             command,
             when: s.when.clone(),
+            condition,
         });
+    }
+    let mut explain_env = Vec::new();
+    for n in &f.explain_env {
+        for v in crate::env::vars::prose_variables(&n.text) {
+            if !crate::env::vars::is_known(&v) {
+                cx.err(
+                    "E007",
+                    &f.id,
+                    format!(
+                        "explain_env variable `{v}` is not an environment value (known: {})",
+                        crate::env::vars::known_list()
+                    ),
+                );
+            }
+        }
+        let c = cx.fact_tree(&f.id, &n.condition);
+        explain_env.push((c, n.text.trim().to_string()));
     }
     match (cond, atoms) {
         (Some(cond), Some(atoms)) if cx.errors.is_empty() => Ok(Signature {
@@ -373,6 +449,7 @@ pub fn compile(
             cond,
             atoms,
             explain: f.explain.trim().to_string(),
+            explain_env,
             remediation,
             references: f.references.clone(),
             examples: f.examples.clone(),

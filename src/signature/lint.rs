@@ -109,7 +109,13 @@ fn regexes<'a>(c: &'a Condition, negated: bool, alt: bool, out: &mut Vec<(&'a Te
         Condition::All(v) => v.iter().for_each(|c| regexes(c, negated, alt, out)),
         Condition::Any(v) => v.iter().for_each(|c| regexes(c, negated, true, out)),
         Condition::Not(b) => regexes(b, true, alt, out),
-        Condition::Contains(_) | Condition::Exception(_) | Condition::Kind(_) => {}
+        Condition::Contains(_)
+        | Condition::Exception(_)
+        | Condition::Kind(_)
+        | Condition::Package(_)
+        | Condition::GpuCapability(_)
+        | Condition::Driver(_)
+        | Condition::TorchCuda(_) => {}
     }
 }
 
@@ -122,7 +128,13 @@ fn literal_texts<'a>(c: &'a Condition, out: &mut Vec<&'a Text>) {
         | Condition::Exception(t) => out.push(t),
         Condition::Frame(fr) => out.extend(fr.file.iter().chain(fr.function.iter())),
         Condition::All(v) | Condition::Any(v) => v.iter().for_each(|c| literal_texts(c, out)),
-        Condition::Not(_) | Condition::Kind(_) | Condition::Stream(_) => {}
+        Condition::Not(_)
+        | Condition::Kind(_)
+        | Condition::Stream(_)
+        | Condition::Package(_)
+        | Condition::GpuCapability(_)
+        | Condition::Driver(_)
+        | Condition::TorchCuda(_) => {}
     }
 }
 

@@ -53,7 +53,7 @@ pub struct LibraryFile {
     pub text: String,
 }
 
-fn yaml_options() -> serde_saphyr::Options {
+pub(crate) fn yaml_options() -> serde_saphyr::Options {
     let mut budget = serde_saphyr::Budget::default();
     budget.max_aliases = 100;
     budget.max_anchors = 100;
@@ -66,7 +66,7 @@ fn yaml_options() -> serde_saphyr::Options {
     o
 }
 
-fn yaml_error(name: &str, text: &str, e: &serde_saphyr::Error) -> Diagnostic {
+pub(crate) fn yaml_error(name: &str, text: &str, e: &serde_saphyr::Error) -> Diagnostic {
     let full = e.to_string();
     // the first line is the message; serde-saphyr adds its own snippet after it
     let mut msg = full.lines().next().unwrap_or(&full).trim();
@@ -106,7 +106,7 @@ pub fn parse_signature(name: &str, text: &str) -> Result<SignatureFile, Diagnost
         .map_err(|e| yaml_error(name, text, &e))
 }
 
-fn file_stem(name: &str) -> &str {
+pub(crate) fn file_stem(name: &str) -> &str {
     let base = name.rsplit('/').next().unwrap_or(name);
     base.strip_suffix(".yaml")
         .or_else(|| base.strip_suffix(".yml"))

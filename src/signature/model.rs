@@ -154,6 +154,10 @@ pub struct SignatureFile {
     pub atoms: Vec<Text>,
     /// What happened and why, briefly.
     pub explain: String,
+    /// Sentences added to `explain` when environment facts make their condition true
+    /// (`{{env.…}}` variables are filled; a sentence with an unknown value is left out).
+    #[serde(default)]
+    pub explain_env: Vec<EnvNote>,
     /// Ordered steps: the usual fix first.
     #[serde(default)]
     pub remediation: Vec<Step>,
@@ -182,6 +186,14 @@ pub enum Condition {
     Kind(#[schemars(with = "String")] Text),
     /// Regex over the failure's streams.
     Stream(#[schemars(with = "String")] Text),
+    /// An installed package (needs environment facts; unknown without them).
+    Package(crate::env::cond::PackageCondition),
+    /// A GPU's compute capability satisfies a PEP 440 specifier (`>=12.0`).
+    GpuCapability(#[schemars(with = "String")] Text),
+    /// The NVIDIA driver version satisfies a specifier.
+    Driver(#[schemars(with = "String")] Text),
+    /// The CUDA version torch was built with satisfies a specifier.
+    TorchCuda(#[schemars(with = "String")] Text),
     All(Vec<Condition>),
     Any(Vec<Condition>),
     Not(Box<Condition>),
@@ -210,6 +222,20 @@ pub struct Step {
     /// When to prefer this step.
     #[serde(default)]
     pub when: Option<String>,
+    /// A condition on environment facts: false drops the step, true marks it as the
+    /// one that fits, unknown (no facts) keeps it as it is.
+    #[serde(default, rename = "if")]
+    pub condition: Option<crate::env::cond::FactCondition>,
+}
+
+/// A sentence of the explanation that depends on the environment.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnvNote {
+    /// Shown only when this holds (true, not unknown).
+    #[serde(default, rename = "if")]
+    pub condition: Option<crate::env::cond::FactCondition>,
+    pub text: String,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]

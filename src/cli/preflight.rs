@@ -1,0 +1,290 @@
+//! `crashdoc preflight` (check an environment against the rules before anything runs)
+//! and `crashdoc rules …` (the rules' own tools).
+//!
+//! Exit codes of preflight, for `ExecStartPre=` and CI: 0 no problem (warnings are
+//! printed but pass), 1 a fatal or error rule is broken, 2 usage or input error (an
+//! unreadable `--env` file, no Python to ask), 3 the rules do not load.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use super::{EXIT_FOUND, EXIT_INPUT, EXIT_LIBRARY, EXIT_NONE};
+use crate::env::{read_env_file, Facts};
+use crate::report::escape_control;
+use crate::rules::{self, Finding, Rules, RulesSource};
+
+/// Which rules to load.
+#[derive(Args, Debug, Clone, Default)]
+pub struct RulesArgs {
+    /// Add a rules folder (repeatable).
+    #[arg(long = "rules", value_name = "DIR")]
+    pub rules: Vec<PathBuf>,
+    /// Do not load the embedded rules.
+    #[arg(long)]
+    pub no_builtin_rules: bool,
+}
+
+impl RulesArgs {
+    pub fn load(&self) -> Result<Rules, ExitCode> {
+        let mut v = Vec::new();
+        if !self.no_builtin_rules {
+            v.push(RulesSource::Builtin);
+        }
+        v.extend(self.rules.iter().cloned().map(RulesSource::Dir));
+        rules::load(&v).map_err(|e| {
+            eprintln!("{e}");
+            eprintln!("crashdoc: the rules have {} error(s)", e.0.len());
+            ExitCode::from(EXIT_LIBRARY)
+        })
+    }
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PreflightFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct PreflightArgs {
+    /// Environment reports to check (pip list/freeze/show, collect_env, nvidia-smi;
+    /// repeatable). Without it, the facts are collected on this machine.
+    #[arg(long = "env", value_name = "FILE")]
+    pub env: Vec<PathBuf>,
+    /// The Python whose packages are checked (a venv's `bin/python`).
+    #[arg(long, value_name = "PATH", default_value = "python3")]
+    pub python: String,
+    /// Seconds each collection command may take.
+    #[arg(long, default_value_t = 60)]
+    pub timeout: u64,
+    /// Warnings fail too.
+    #[arg(long)]
+    pub strict: bool,
+    #[arg(long, short, value_enum, default_value_t = PreflightFormat::Text)]
+    pub format: PreflightFormat,
+    #[command(flatten)]
+    pub rules: RulesArgs,
+}
+
+/// Reads every `--env` file into one set of facts (later files win).
+pub fn read_envs(paths: &[PathBuf]) -> Result<Facts, ExitCode> {
+    let mut facts = Facts::default();
+    for p in paths {
+        match read_env_file(p) {
+            Ok(f) => facts.merge(f),
+            Err(e) => {
+                eprintln!("crashdoc: {e}");
+                return Err(ExitCode::from(EXIT_INPUT));
+            }
+        }
+    }
+    Ok(facts)
+}
+
+/// Findings as text.
+pub fn render_findings(findings: &[Finding]) -> String {
+    let mut out = String::new();
+    for (i, f) in findings.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{}. [{}] {} ({}, rule {})",
+            i + 1,
+            f.severity.as_str(),
+            escape_control(&f.title),
+            f.category.as_str(),
+            f.rule
+        );
+        for e in &f.evidence {
+            let _ = writeln!(
+                out,
+                "   {}  ({})",
+                escape_control(&e.what),
+                escape_control(&e.origin.to_string())
+            );
+        }
+        let _ = writeln!(
+            out,
+            "   Why: {}",
+            escape_control(&f.explain.replace('\n', " "))
+        );
+        if !f.remediation.is_empty() {
+            let _ = writeln!(out, "   Fix (printed, never run):");
+            for (j, s) in f.remediation.iter().enumerate() {
+                let when = s
+                    .when
+                    .as_deref()
+                    .map(|w| format!(" — when {}", escape_control(w)))
+                    .unwrap_or_default();
+                let fits = if s.fits {
+                    " [fits this environment]"
+                } else {
+                    ""
+                };
+                let _ = writeln!(
+                    out,
+                    "     {}. {}{when}{fits}",
+                    j + 1,
+                    escape_control(&s.description)
+                );
+                if let Some(c) = &s.command {
+                    let _ = writeln!(out, "        $ {}", escape_control(c));
+                } else if let (Some(t), Some(n)) = (&s.template, &s.note) {
+                    let _ = writeln!(
+                        out,
+                        "        ({}: {})",
+                        escape_control(t),
+                        escape_control(n)
+                    );
+                }
+            }
+        }
+        if let Some(r) = f.references.first() {
+            let _ = writeln!(out, "   See: {}", escape_control(r));
+        }
+    }
+    out
+}
+
+pub fn run_preflight(a: &PreflightArgs) -> ExitCode {
+    let rules = match a.rules.load() {
+        Ok(r) => r,
+        Err(c) => return c,
+    };
+    let mut notes = Vec::new();
+    let facts = if a.env.is_empty() {
+        match crate::env::collect::collect(
+            &a.python,
+            &rules.package_names(),
+            Duration::from_secs(a.timeout.max(1)),
+        ) {
+            Ok(c) => {
+                notes = c.notes;
+                c.facts
+            }
+            Err(e) => {
+                eprintln!("crashdoc: cannot collect the environment: {e}");
+                eprintln!("crashdoc: give a report instead: crashdoc preflight --env pip-list.txt");
+                return ExitCode::from(EXIT_INPUT);
+            }
+        }
+    } else {
+        match read_envs(&a.env) {
+            Ok(f) => f,
+            Err(c) => return c,
+        }
+    };
+    let findings = rules::check(&rules, &facts);
+    let failing = findings.iter().filter(|f| f.fails() || a.strict).count();
+    match a.format {
+        PreflightFormat::Json => {
+            let v = serde_json::json!({
+                "ok": failing == 0,
+                "findings": findings,
+                "notes": notes,
+                "environment": facts,
+            });
+            super::print(&(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"));
+        }
+        PreflightFormat::Text => {
+            let mut out = String::new();
+            let _ = writeln!(
+                out,
+                "crashdoc preflight: {} packages, {} GPU(s), {} rules checked",
+                facts.packages.len(),
+                facts.gpus.len(),
+                rules.rules.len()
+            );
+            for r in &facts.reports {
+                let _ = writeln!(out, "  read {}", escape_control(r));
+            }
+            for n in &notes {
+                let _ = writeln!(out, "  note: {}", escape_control(n));
+            }
+            out.push('\n');
+            if findings.is_empty() {
+                let _ = writeln!(out, "OK: no known incompatibility.");
+            } else {
+                out.push_str(&render_findings(&findings));
+                let _ = writeln!(
+                    out,
+                    "\n{} problem(s) found; {} fail the check.",
+                    findings.len(),
+                    failing
+                );
+            }
+            super::print(&out);
+        }
+    }
+    ExitCode::from(if failing == 0 { EXIT_FOUND } else { EXIT_NONE })
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RulesCommand {
+    /// List the loaded rules (loading lints them: errors are located, exit 3).
+    List(RulesListArgs),
+    /// Run each rule's examples (reports it must fail and pass).
+    Test(RulesTestArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RulesListArgs {
+    #[command(flatten)]
+    pub rules: RulesArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct RulesTestArgs {
+    #[command(flatten)]
+    pub rules: RulesArgs,
+    /// Only test rules whose id contains this.
+    #[arg(long)]
+    pub filter: Option<String>,
+}
+
+pub fn run_rules(c: RulesCommand) -> ExitCode {
+    match c {
+        RulesCommand::List(a) => {
+            let rules = match a.rules.load() {
+                Ok(r) => r,
+                Err(c) => return c,
+            };
+            let mut out = String::new();
+            for r in &rules.rules {
+                let _ = writeln!(
+                    out,
+                    "{:<44} {:<32} {:<8} {}",
+                    r.id,
+                    r.category.as_str(),
+                    r.severity.as_str(),
+                    r.title
+                );
+            }
+            let _ = writeln!(out, "{} rules", rules.rules.len());
+            super::print(&out);
+            ExitCode::from(EXIT_FOUND)
+        }
+        RulesCommand::Test(a) => {
+            let rules = match a.rules.load() {
+                Ok(r) => r,
+                Err(c) => return c,
+            };
+            let rep = rules::test_rules(&rules, a.filter.as_deref());
+            let mut out = String::new();
+            for m in &rep.messages {
+                let _ = writeln!(out, "{m}");
+            }
+            let _ = writeln!(out, "{} passed, {} failed", rep.passed, rep.failed);
+            super::print(&out);
+            ExitCode::from(if rep.failed == 0 {
+                EXIT_FOUND
+            } else {
+                EXIT_NONE
+            })
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! Checking facts against rules, and the rules' self-tests.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::{Rule, Rules};
+use crate::env::cond::{eval, Seen, Truth};
+use crate::env::{parse_text, Facts};
+use crate::report::RenderedStep;
+use crate::signature::{Category, Severity};
+
+/// A rule the environment breaks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub rule: String,
+    pub title: String,
+    pub category: Category,
+    pub severity: Severity,
+    /// The facts that show it, with where they were read.
+    pub evidence: Vec<Seen>,
+    pub explain: String,
+    pub remediation: Vec<RenderedStep>,
+    pub references: Vec<String>,
+    /// The signature of the crash it leads to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+}
+
+impl Finding {
+    /// Fatal and error findings fail preflight; warnings do not.
+    pub fn fails(&self) -> bool {
+        matches!(self.severity, Severity::Fatal | Severity::Error)
+    }
+}
+
+fn finding(r: &Rule, facts: &Facts, mut evidence: Vec<Seen>) -> Finding {
+    // the facts that chose a remediation step are evidence too (who pins a package)
+    for s in &r.remediation {
+        if let Some(c) = &s.condition {
+            let mut seen = Vec::new();
+            if eval(c, facts, &mut seen) == Truth::True {
+                for x in seen {
+                    if !evidence.contains(&x) {
+                        evidence.push(x);
+                    }
+                }
+            }
+        }
+    }
+    let explain = crate::env::vars::fill_prose(&r.explain, facts).unwrap_or_else(|| {
+        // a value the report does not give: keep the sentence, name the variable
+        r.explain.clone()
+    });
+    Finding {
+        rule: r.id.clone(),
+        title: r.title.clone(),
+        category: r.category,
+        severity: r.severity,
+        evidence,
+        explain,
+        remediation: crate::report::render_step_list(
+            &r.remediation,
+            &BTreeMap::new(),
+            &BTreeMap::new(),
+            None,
+            facts,
+        ),
+        references: r.references.clone(),
+        signature: r.signature.clone(),
+    }
+}
+
+/// Every rule that is true on the facts, most severe first (then by id).
+pub fn check(rules: &Rules, facts: &Facts) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for r in &rules.rules {
+        let mut seen = Vec::new();
+        if eval(&r.when, facts, &mut seen) == Truth::True {
+            out.push(finding(r, facts, seen));
+        }
+    }
+    out.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.rule.cmp(&b.rule)));
+    out
+}
+
+/// The outcome of `crashdoc rules test`.
+#[derive(Debug, Default)]
+pub struct RulesTestReport {
+    pub passed: usize,
+    pub failed: usize,
+    pub messages: Vec<String>,
+}
+
+/// Runs every rule's examples: each `fail` report must break it, each `pass` report
+/// must not, and every report must yield facts (a report the parsers cannot read
+/// proves nothing).
+pub fn test_rules(rules: &Rules, filter: Option<&str>) -> RulesTestReport {
+    let mut rep = RulesTestReport::default();
+    for r in &rules.rules {
+        if filter.is_some_and(|f| !r.id.contains(f)) {
+            continue;
+        }
+        for (kind, list, want) in [
+            ("fail", &r.examples.fail, true),
+            ("pass", &r.examples.pass, false),
+        ] {
+            for (i, ex) in list.iter().enumerate() {
+                let name = format!("{}#{kind}{}", r.id, i + 1);
+                let facts = parse_text(&name, &ex.env);
+                if facts.is_empty() {
+                    rep.failed += 1;
+                    rep.messages.push(format!(
+                        "FAIL {} ({}): example {kind} #{} yields no facts",
+                        r.id,
+                        r.file,
+                        i + 1
+                    ));
+                    continue;
+                }
+                let t = eval(&r.when, &facts, &mut Vec::new());
+                let ok = if want {
+                    t == Truth::True
+                } else {
+                    t != Truth::True
+                };
+                if ok {
+                    rep.passed += 1;
+                } else {
+                    rep.failed += 1;
+                    rep.messages.push(format!(
+                        "FAIL {} ({}): example {kind} #{} evaluates to {t:?}",
+                        r.id,
+                        r.file,
+                        i + 1
+                    ));
+                }
+            }
+        }
+    }
+    rep
+}
