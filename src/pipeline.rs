@@ -107,6 +107,20 @@ impl<'l> Engine<'l> {
         &mut self,
         reader: &mut LineReader,
     ) -> Result<(Extraction, Matches, Facts), IngestError> {
+        self.pass(reader, true)
+    }
+
+    /// Extraction only (`crashdoc extract`).
+    pub fn extract(&mut self, reader: &mut LineReader) -> Result<Extraction, IngestError> {
+        Ok(self.pass(reader, false)?.0)
+    }
+
+    /// The one pass over a log; `matching` off gives extraction only.
+    fn pass(
+        &mut self,
+        reader: &mut LineReader,
+        matching: bool,
+    ) -> Result<(Extraction, Matches, Facts), IngestError> {
         let mut x = Extractor::new(self.extract_options());
         let mut m = Matches::default();
         let mut scan = Scanner::new(&format!("{} (log)", reader.name()));
@@ -124,33 +138,20 @@ impl<'l> Engine<'l> {
             scan.push(rec.line, &rec.message);
             let attempt = x.current_attempt();
             if let Some(loose) = x.push(rec) {
-                self.matcher.match_loose(&loose, attempt, &mut m);
+                if matching {
+                    self.matcher.match_loose(&loose, attempt, &mut m);
+                }
             }
         }
         let x = x.finish();
         let mut facts = scan.finish();
         facts.merge(self.given.clone());
-        self.matcher.facts = facts;
-        self.matcher.match_failures(&x, &mut m);
-        let facts = std::mem::replace(&mut self.matcher.facts, self.given.clone());
-        Ok((x, m, facts))
-    }
-
-    /// Extraction only (`crashdoc extract`).
-    pub fn extract(&mut self, reader: &mut LineReader) -> Result<Extraction, IngestError> {
-        let mut x = Extractor::new(self.extract_options());
-        while let Some(raw) = reader.next_raw()? {
-            if let (Some(sc), true) = (&self.scanner, x.idle()) {
-                if let Some(text) = raw.clean() {
-                    if let Some((worker, _)) = Self::skippable(sc, text, &mut self.scratch) {
-                        x.skip(raw.number, worker.then_some(self.scratch.as_str()));
-                        continue;
-                    }
-                }
-            }
-            let _ = x.push(normalize::normalize(raw.into_line()));
+        if matching {
+            self.matcher.facts = facts;
+            self.matcher.match_failures(&x, &mut m);
+            facts = std::mem::replace(&mut self.matcher.facts, self.given.clone());
         }
-        Ok(x.finish())
+        Ok((x, m, facts))
     }
 
     /// The whole diagnosis of one input.
@@ -175,24 +176,17 @@ impl<'l> Engine<'l> {
     /// Diagnoses text held in memory (signature examples, tests).
     pub fn diagnose_text(&mut self, name: &str, text: &str, opts: BuildOptions) -> Diagnosis {
         let bytes = text.as_bytes().to_vec();
-        match LineReader::from_reader(Box::new(std::io::Cursor::new(bytes)), name.to_string()) {
-            Ok(mut r) => match self.diagnose(&mut r, opts) {
-                Ok(d) => d,
-                Err(_) => Diagnosis::build(
+        LineReader::from_reader(Box::new(std::io::Cursor::new(bytes)), name.to_string())
+            .and_then(|mut r| self.diagnose(&mut r, opts))
+            // reading memory cannot fail; an empty diagnosis is the safe answer if it did
+            .unwrap_or_else(|_| {
+                Diagnosis::build(
                     name,
                     self.matcher.library,
                     Extraction::default(),
                     Vec::new(),
                     opts,
-                ),
-            },
-            Err(_) => Diagnosis::build(
-                name,
-                self.matcher.library,
-                Extraction::default(),
-                Vec::new(),
-                opts,
-            ),
-        }
+                )
+            })
     }
 }
