@@ -70,6 +70,9 @@ pub fn merge(into: &mut Failure, mut other: Failure) {
     if other.first.line < into.first.line {
         std::mem::swap(into, &mut other);
     }
+    // bounded: the count keeps the total
+    let room = super::MAX_OCCURRENCES.saturating_sub(into.occurrences.len());
+    other.occurrences.truncate(room);
     into.occurrences.append(&mut other.occurrences);
     into.count += other.count;
 }

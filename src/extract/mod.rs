@@ -20,7 +20,8 @@
 //! every line once without extraction keeping them.
 //!
 //! Memory is bounded: at most [`MAX_BLOCK_LINES`] lines kept per failure, at most
-//! [`MAX_CHAIN`] exceptions per chain, at most [`MAX_FAILURES`] distinct failures per
+//! [`MAX_CHAIN`] exceptions per chain, at most [`MAX_OCCURRENCES`] occurrences listed per
+//! failure, at most [`MAX_FAILURES`] distinct failures per
 //! input; what is dropped is counted and reported, never silently lost.
 
 mod link;
@@ -43,6 +44,9 @@ pub const MAX_CHAIN: usize = 64;
 pub const MAX_FRAMES: usize = 200;
 /// Distinct failures kept per input; further ones are counted in `dropped_failures`.
 pub const MAX_FAILURES: usize = 20_000;
+/// Occurrences listed per failure; `count` keeps the total (a million repeats of one
+/// traceback cost a count, not a million entries).
+pub const MAX_OCCURRENCES: usize = 1024;
 /// Lines a multi-line exception message may span.
 pub const MAX_MESSAGE_LINES: usize = 40;
 

@@ -172,7 +172,24 @@ impl<'l> Matcher<'l> {
     /// Matches every extracted failure.
     pub fn match_failures(&mut self, x: &Extraction, into: &mut Matches) {
         for f in &x.failures {
-            let cands = self.candidates_of_lines(f.lines.iter().map(|l| l.message.as_str()));
+            // Conditions read the kept lines, but also the headlines and frames of the
+            // chain, which outlive the lines: a chain longer than MAX_BLOCK_LINES keeps
+            // its final exception after the last kept line, and a headline joins a
+            // multi-line message. All of them feed the prefilter, or it would miss
+            // what brute force finds (found by tests/hostile.rs, 500 chained exceptions).
+            let headlines: Vec<String> = f.chain.iter().map(|e| e.headline()).collect();
+            let texts = f
+                .lines
+                .iter()
+                .map(|l| l.message.as_str())
+                .chain(std::iter::once(f.headline.as_str()))
+                .chain(headlines.iter().map(String::as_str))
+                .chain(f.chain.iter().flat_map(|e| {
+                    e.frames
+                        .iter()
+                        .flat_map(|fr| [fr.file.as_str(), fr.function.as_str()])
+                }));
+            let cands = self.candidates_of_lines(texts);
             for s in cands {
                 let sig = &self.library.signatures[s];
                 if let Some(hit) = match_failure_with(sig, s, f, &self.facts) {

@@ -142,13 +142,13 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
             .unwrap_or_default();
         wh.push(format!(
             "crash site {} in {}{src}",
-            s.short(),
+            escape_control(&s.short()),
             escape_control(&s.function)
         ));
     }
     if let (Some(r), Some(cs)) = (&c.raise_site, &c.crash_site) {
         if r != cs {
-            wh.push(format!("raised at {}", r.short()));
+            wh.push(format!("raised at {}", escape_control(&r.short())));
         }
     }
     if !wh.is_empty() {
@@ -280,7 +280,7 @@ pub fn render(d: &Diagnosis, st: Style) -> String {
                     f.first.line,
                     f.crash_site
                         .as_ref()
-                        .map(|s| format!(", crash site {}", s.short()))
+                        .map(|s| format!(", crash site {}", escape_control(&s.short())))
                         .unwrap_or_default()
                 );
             }

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Copies the seed corpora for the fuzz targets into fuzz/corpus/<target>/ (not committed).
+# Seeds: the incident logs (corpus/*/log.txt), the scenario journal, a gzip of it, the
+# signature files, and the remediation commands of the signatures (for the templates).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target="${1:-all}"
+seed() { mkdir -p "fuzz/corpus/$1"; }
+if [[ $target == all || $target == ingest_extract || $target == diagnose ]]; then
+  for t in ingest_extract diagnose; do
+    [[ $target == all || $target == "$t" ]] || continue
+    seed "$t"
+    for d in corpus/*/; do
+      n=$(basename "$d")
+      # libFuzzer's default -max_len is derived from the seeds; keep big logs whole
+      cp "$d/log.txt" "fuzz/corpus/$t/incident-$n"
+    done
+    cp tests/data/scenario/journal.txt "fuzz/corpus/$t/scenario"
+    gzip -c tests/data/scenario/journal.txt > "fuzz/corpus/$t/scenario.gz"
+  done
+fi
+if [[ $target == all || $target == signature_compile ]]; then
+  seed signature_compile
+  find signatures -name '*.yaml' | while read -r f; do
+    cp "$f" "fuzz/corpus/signature_compile/$(echo "$f" | tr / _)"
+  done
+fi
+if [[ $target == all || $target == template_render ]]; then
+  seed template_render
+  # each `command:` of the library as a raw template seed (arbitrary's String reads
+  # bytes as-is, so a plain command is a valid start)
+  grep -rhoE '^\s*command: .*' signatures | sed -E 's/^\s*command: //; s/^"(.*)"$/\1/; s/^'"'"'(.*)'"'"'$/\1/' \
+    | sort -u | nl -ba -w1 -s' ' | while read -r i cmd; do
+      printf '%s' "$cmd" > "fuzz/corpus/template_render/cmd-$i"
+    done
+fi
+echo "seeds in fuzz/corpus/: $(find fuzz/corpus -type f | wc -l) files"
