@@ -29,7 +29,6 @@ use crate::signature::compile::{valid_id, Step};
 use crate::signature::error::{Diagnostic, LoadErrors};
 use crate::signature::load::{file_stem, read_dir_files, yaml_error, yaml_options, LibraryFile};
 use crate::signature::model::{self, Category, Severity, Text};
-use crate::signature::template::Template;
 
 /// One rule file.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -160,44 +159,16 @@ fn compile_rule(f: &RuleFile, name: &str, text: &str) -> Result<Rule, Vec<Diagno
     let when = cond::compile(&f.when, &mut cerr);
     let mut remediation = Vec::new();
     for s in &f.remediation {
-        let command = match &s.command {
-            None => None,
-            Some(t) => match Template::parse(&t.value) {
-                Ok(tpl) => {
-                    for v in tpl.variables() {
-                        if !crate::env::vars::is_known(v) {
-                            errors.push(
-                                Diagnostic::error(
-                                    "E007",
-                                    name,
-                                    format!(
-                                        "template variable `{v}` is not an environment value (rules see facts only; known: {})",
-                                        crate::env::vars::known_list()
-                                    ),
-                                )
-                                .at(text, t.referenced.line() as usize, t.referenced.column() as usize),
-                            );
-                        }
-                    }
-                    Some(tpl)
-                }
-                Err(e) => {
-                    errors.push(
-                        Diagnostic::error(
-                            "E007",
-                            name,
-                            format!("bad command template at offset {}: {}", e.offset, e.message),
-                        )
-                        .at(
-                            text,
-                            t.referenced.line() as usize,
-                            t.referenced.column() as usize,
-                        ),
-                    );
-                    None
-                }
-            },
-        };
+        let command = s.command.as_ref().and_then(|t| {
+            crate::signature::compile::command_template(t, name, text, &mut errors, |v| {
+                (!crate::env::vars::is_known(v)).then(|| {
+                    format!(
+                        "template variable `{v}` is not an environment value (rules see facts only; known: {})",
+                        crate::env::vars::known_list()
+                    )
+                })
+            })
+        });
         let condition = s
             .condition
             .as_ref()

@@ -305,6 +305,34 @@ fn regex_atoms(re: &Regex) -> Option<AtomSet> {
     atoms::necessary(&hir)
 }
 
+/// Parses a remediation command template, reporting (E007, located at the value) a
+/// syntax error or each variable `unknown` has a message for. Shared by signatures and
+/// compatibility rules, which differ only in the variables they know.
+pub(crate) fn command_template(
+    t: &Text,
+    file: &str,
+    source: &str,
+    errors: &mut Vec<Diagnostic>,
+    unknown: impl Fn(&str) -> Option<String>,
+) -> Option<Template> {
+    let (line, column) = (t.referenced.line() as usize, t.referenced.column() as usize);
+    match Template::parse(&t.value) {
+        Ok(tpl) => {
+            for v in tpl.variables() {
+                if let Some(msg) = unknown(v) {
+                    errors.push(Diagnostic::error("E007", file, msg).at(source, line, column));
+                }
+            }
+            Some(tpl)
+        }
+        Err(e) => {
+            let msg = format!("bad command template at offset {}: {}", e.offset, e.message);
+            errors.push(Diagnostic::error("E007", file, msg).at(source, line, column));
+            None
+        }
+    }
+}
+
 /// Whether an id is kebab-case: lowercase ASCII letters and digits in dash-separated words.
 pub fn valid_id(id: &str) -> bool {
     !id.is_empty()
@@ -377,40 +405,23 @@ pub fn compile(
     }
     let mut remediation = Vec::new();
     for s in &f.remediation {
-        let command = match &s.command {
-            None => None,
-            Some(t) => match Template::parse(&t.value) {
-                Ok(tpl) => {
-                    for v in tpl.variables() {
-                        if !cx.captures.contains_key(v)
-                            && !CONTEXT_VARIABLES.contains(&v)
-                            && !crate::env::vars::is_known(v)
-                        {
-                            let known: Vec<&str> = cx
-                                .captures
-                                .keys()
-                                .map(String::as_str)
-                                .chain(CONTEXT_VARIABLES.iter().copied())
-                                .collect();
-                            cx.err(
-                                "E007",
-                                t,
-                                format!("template variable `{v}` is not a capture of this signature nor a context value (known: {}, {})", known.join(", "), crate::env::vars::known_list()),
-                            );
-                        }
-                    }
-                    Some(tpl)
+        let command = s.command.as_ref().and_then(|t| {
+            command_template(t, file, source, &mut cx.errors, |v| {
+                if cx.captures.contains_key(v)
+                    || CONTEXT_VARIABLES.contains(&v)
+                    || crate::env::vars::is_known(v)
+                {
+                    return None;
                 }
-                Err(e) => {
-                    cx.err(
-                        "E007",
-                        t,
-                        format!("bad command template at offset {}: {}", e.offset, e.message),
-                    );
-                    None
-                }
-            },
-        };
+                let known: Vec<&str> = cx
+                    .captures
+                    .keys()
+                    .map(String::as_str)
+                    .chain(CONTEXT_VARIABLES.iter().copied())
+                    .collect();
+                Some(format!("template variable `{v}` is not a capture of this signature nor a context value (known: {}, {})", known.join(", "), crate::env::vars::known_list()))
+            })
+        });
         let at = s.command.as_ref().unwrap_or(&f.id);
         let condition = cx.fact_tree(at, &s.condition);
         remediation.push(Step {
