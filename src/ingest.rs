@@ -165,9 +165,9 @@ pub struct RawLine<'a> {
     pub truncated: usize,
 }
 
-impl RawLine<'_> {
+impl<'a> RawLine<'a> {
     /// The text, when it is valid UTF-8 with nothing to strip.
-    pub fn clean(&self) -> Option<&str> {
+    pub fn clean(&self) -> Option<&'a str> {
         if memchr::memchr2(0x1b, 0, self.bytes).is_some() {
             return None;
         }

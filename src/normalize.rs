@@ -86,43 +86,14 @@ pub struct Stream {
 impl Stream {
     /// The key tracebacks are reassembled under: the most specific writer known.
     pub fn key(&self) -> String {
-        // built by hand: this runs for every line
-        fn push_u32(s: &mut String, mut n: u32) {
-            let mut buf = [0u8; 10];
-            let mut i = buf.len();
-            loop {
-                i -= 1;
-                buf[i] = b'0' + (n % 10) as u8;
-                n /= 10;
-                if n == 0 {
-                    break;
-                }
-            }
-            for &d in &buf[i..] {
-                s.push(d as char);
-            }
-        }
         let mut k = String::with_capacity(32);
-        if let Some(w) = &self.worker {
-            k.push_str(w);
-            if let Some(p) = self.pid {
-                k.push_str(" pid=");
-                push_u32(&mut k, p);
-            }
-        } else if let Some(r) = self.rank {
-            k.push_str("rank");
-            push_u32(&mut k, r);
-        } else if let Some(i) = &self.ident {
-            k.push_str(i);
-            if let Some(p) = self.pid {
-                k.push('[');
-                push_u32(&mut k, p);
-                k.push(']');
-            }
-        } else if let Some(p) = self.pid {
-            k.push_str("pid ");
-            push_u32(&mut k, p);
-        }
+        write_key(
+            &mut k,
+            self.worker.as_deref(),
+            self.rank,
+            self.ident.as_deref(),
+            self.pid,
+        );
         k
     }
 
@@ -133,6 +104,52 @@ impl Stream {
         } else {
             self.key()
         }
+    }
+}
+
+/// Writes a stream key ([`Stream::key`]) from its parts into `k` (built by hand: this
+/// runs for most lines).
+fn write_key(
+    k: &mut String,
+    worker: Option<&str>,
+    rank: Option<u32>,
+    ident: Option<&str>,
+    pid: Option<u32>,
+) {
+    fn push_u32(s: &mut String, mut n: u32) {
+        let mut buf = [0u8; 10];
+        let mut i = buf.len();
+        loop {
+            i -= 1;
+            buf[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        for &d in &buf[i..] {
+            s.push(d as char);
+        }
+    }
+    if let Some(w) = worker {
+        k.push_str(w);
+        if let Some(p) = pid {
+            k.push_str(" pid=");
+            push_u32(k, p);
+        }
+    } else if let Some(r) = rank {
+        k.push_str("rank");
+        push_u32(k, r);
+    } else if let Some(i) = ident {
+        k.push_str(i);
+        if let Some(p) = pid {
+            k.push('[');
+            push_u32(k, p);
+            k.push(']');
+        }
+    } else if let Some(p) = pid {
+        k.push_str("pid ");
+        push_u32(k, p);
     }
 }
 
@@ -354,6 +371,27 @@ mod fast {
         Some((i, tag, pid))
     }
 
+    /// `LEVEL:` and whitespace (the `LEVEL_COLON` layer) → (len, level end). `None`
+    /// when whitespace other than ASCII follows (the regex's `\s+` would take it).
+    pub fn level_colon(s: &str) -> Option<(usize, usize)> {
+        let colon = s.as_bytes().iter().take(9).position(|&c| c == b':')?;
+        if !matches!(
+            &s[..colon],
+            "DEBUG" | "INFO" | "WARNING" | "ERROR" | "CRITICAL"
+        ) {
+            return None;
+        }
+        let b = s.as_bytes();
+        let mut i = colon + 1;
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i == colon + 1 || s[i..].starts_with(char::is_whitespace) {
+            return None;
+        }
+        Some((i, colon))
+    }
+
     /// `LEVEL MM-DD HH:MM:SS[.frac] [file.py:N] ` or the older `… file.py:N] ` →
     /// (len, level, ts, origin).
     pub fn vllm(s: &str) -> Option<Vllm> {
@@ -463,12 +501,18 @@ pub struct View<'a> {
     /// The vLLM/Ray process tag and pid, when present.
     pub worker: Option<&'a str>,
     pub pid: Option<u32>,
+    /// The journald/syslog timestamp, or else the vLLM logger's.
+    pub timestamp: Option<&'a str>,
+    pub host: Option<&'a str>,
+    pub ident: Option<&'a str>,
+    /// The vLLM logger's source location.
+    pub origin: Option<&'a str>,
 }
 
 /// Reads the common layer stack (journald `short` → process tag → vLLM logger) without
 /// allocating. `None` when the line has any other layer, so that the caller falls back
-/// to [`normalize`]: for the lines it accepts, the view's level, message and worker are
-/// exactly what [`normalize`] gives.
+/// to [`normalize`]: for the lines it accepts, [`View::record`] is exactly the record
+/// [`normalize`] gives (a test checks this on every line of the scenario and corpus).
 pub fn view(text: &str) -> Option<View<'_>> {
     let mut rest = text;
     let mut v = View {
@@ -476,13 +520,20 @@ pub fn view(text: &str) -> Option<View<'_>> {
         message: text,
         worker: None,
         pid: None,
+        timestamp: None,
+        host: None,
+        ident: None,
+        origin: None,
     };
     let mut any = false;
-    if let Some((len, _, _, ident, pid)) = fast::syslog(rest) {
+    if let Some((len, ts_end, host, ident, pid)) = fast::syslog(rest) {
         if &rest[ident.0..ident.1] == "systemd" {
             return None;
         }
         v.pid = pid;
+        v.timestamp = Some(&rest[..ts_end]);
+        v.host = Some(&rest[host.0..host.1]);
+        v.ident = Some(&rest[ident.0..ident.1]);
         rest = &rest[len..];
         any = true;
     }
@@ -494,8 +545,15 @@ pub fn view(text: &str) -> Option<View<'_>> {
         rest = &rest[len..];
         any = true;
     }
-    if let Some((len, lvl, _, _)) = fast::vllm(rest) {
+    if let Some((len, lvl, ts, origin)) = fast::vllm(rest) {
         v.level = Level::parse(&rest[lvl.0..lvl.1]);
+        v.timestamp = v.timestamp.or(Some(&rest[ts.0..ts.1]));
+        v.origin = Some(&rest[origin.0..origin.1]);
+        rest = &rest[len..];
+        any = true;
+    } else if let Some((len, lvl)) = fast::level_colon(rest) {
+        // uvicorn's access log inside vLLM's API server: `INFO:     10.0.0.1:5 - "POST …"`
+        v.level = Level::parse(&rest[..lvl]);
         rest = &rest[len..];
         any = true;
     }
@@ -506,13 +564,45 @@ pub fn view(text: &str) -> Option<View<'_>> {
     Some(v)
 }
 
+impl View<'_> {
+    /// The stream key of the line ([`Stream::key`]), written into `k` (cleared first).
+    pub fn key_into(&self, k: &mut String) {
+        k.clear();
+        write_key(k, self.worker, None, self.ident, self.pid);
+    }
+
+    /// The record of a line this view was read from: what [`normalize`] gives for it,
+    /// without running the layer parsers again.
+    pub fn record(&self, number: usize, text: &str, truncated: usize) -> Record {
+        Record {
+            line: number,
+            raw: text.to_string(),
+            message: self.message.to_string(),
+            stream: Stream {
+                unit: None,
+                host: self.host.map(str::to_string),
+                ident: self.ident.map(str::to_string),
+                pid: self.pid,
+                worker: self.worker.map(str::to_string),
+                rank: None,
+            },
+            level: self.level,
+            timestamp: self.timestamp.map(str::to_string),
+            origin: self.origin.map(str::to_string),
+            truncated,
+        }
+    }
+}
+
 /// Whether any layer parser could apply to `s` (a superset of their guards).
 fn may_have_layer(s: &str) -> bool {
     let Some(&first) = s.as_bytes().first() else {
         return false;
     };
     matches!(first, b'[' | b'(' | b'#' | b'{' | b'>')
-        || first.is_ascii_digit()
+        // ISO timestamps and Python logging (layers 0, 1, 11) have `-` at offset 4;
+        // other digit-first layers (compose, NCCL) are covered by the clause below
+        || (first.is_ascii_digit() && s.as_bytes().get(4) == Some(&b'-'))
         || level_word(s)
         || fast::syslog(s).is_some()
         || (first.is_ascii_alphanumeric() && (near(s, b'|', 64) || near(s, b'[', 48)))

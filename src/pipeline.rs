@@ -4,10 +4,8 @@
 //! collect_env, nvidia-smi…) are read in the same pass ([`crate::env::Scanner`]) and
 //! merged under the facts given with [`Engine::with_facts`] (`--env` files win).
 
-use aho_corasick::AhoCorasick;
-
 use crate::env::{Facts, Scanner};
-use crate::extract::{shapes, ExtractOptions, Extraction, Extractor};
+use crate::extract::{ExtractOptions, Extraction, Extractor};
 use crate::ingest::{IngestError, LineReader};
 use crate::matcher::{EngineKind, Matcher, Matches};
 use crate::normalize::{self, Level};
@@ -17,38 +15,34 @@ use crate::signature::Library;
 
 /// A compiled library with its prefilter, ready for many inputs.
 ///
-/// The engine keeps one more automaton, the *line scanner*: the library's atoms plus
-/// every literal extraction acts on. While no block is open, a line that is valid
-/// UTF-8, has none of those literals, reads as the usual journald/vLLM layers and has no
-/// error or warning level cannot start a failure nor match a signature: it is counted
-/// and skipped without being normalized into a record (no allocation). Every other line
-/// takes the full path. The brute-force engine never skips.
+/// The prefilter's automaton holds the library's atoms and every literal extraction acts
+/// on in a message ([`crate::extract::shapes::message_literals`]): it is also the fast path's scanner. Each
+/// line that is valid UTF-8 and reads as the usual journald/vLLM layers is read with
+/// [`normalize::view`], without allocating. Such a line with no error or warning level,
+/// whose message has none of those literals and whose stream has no block open (blocks
+/// are reassembled per stream), cannot start or continue a failure nor match a signature
+/// (the prefilter reads messages only): it is counted and skipped. Every other line becomes a record: built from the view when there is one
+/// (the same record, without running the layer parsers again), normalized otherwise.
+/// The brute-force engine never skips.
 pub struct Engine<'l> {
     pub matcher: Matcher<'l>,
-    scanner: Option<AhoCorasick>,
-    scratch: String,
+    /// Whether the fast path runs (not for the brute-force engine).
+    fast: bool,
+    /// The stream key of the line at hand (reused, not reallocated).
+    key: String,
     /// Facts given apart from the log (`--env`).
     given: Facts,
 }
 
+/// Lines after which an input is long enough to repay building the prefilter's DFA.
+const DFA_AFTER_LINES: usize = 20_000;
+
 impl<'l> Engine<'l> {
     pub fn new(library: &'l Library, kind: EngineKind) -> Self {
-        let matcher = Matcher::new(library, kind);
-        let scanner = match kind {
-            EngineKind::Brute => None,
-            EngineKind::Prefilter => {
-                let mut lits: Vec<String> = matcher.prefilter().atoms().to_vec();
-                lits.extend(shapes::structural_literals().map(str::to_string));
-                AhoCorasick::builder()
-                    .ascii_case_insensitive(true)
-                    .build(&lits)
-                    .ok()
-            }
-        };
         Engine {
-            matcher,
-            scanner,
-            scratch: String::new(),
+            matcher: Matcher::new(library, kind),
+            fast: kind == EngineKind::Prefilter,
+            key: String::new(),
             given: Facts::default(),
         }
     }
@@ -60,32 +54,38 @@ impl<'l> Engine<'l> {
         self
     }
 
-    /// The fast path: whether this line can be skipped (see the type's docs), with its
-    /// message; the worker key, if any, is left in `scratch`.
-    fn skippable<'t>(
-        scanner: &AhoCorasick,
-        text: &'t str,
-        scratch: &mut String,
-    ) -> Option<(bool, &'t str)> {
-        if scanner.is_match(text) {
-            return None;
+    /// Whether a viewed line without an error or warning level is loose and matches
+    /// nothing, so that it can be skipped: its stream has no block open, and its message
+    /// has no literal extraction acts on and no atom of a signature that could take a
+    /// line of its stream. (Pattern ids below the number of atoms are the prefilter's.)
+    fn quiet(
+        matcher: &Matcher<'_>,
+        v: &normalize::View<'_>,
+        key: &mut String,
+        x: &Extractor,
+    ) -> bool {
+        let pf = matcher.prefilter();
+        let Some(scanner) = pf.scanner() else {
+            return false;
+        };
+        let Some(first) = scanner.find(v.message) else {
+            return x.idle() || {
+                v.key_into(key);
+                !x.stream_busy(key)
+            };
+        };
+        let atoms = pf.atom_count();
+        if first.pattern().as_usize() >= atoms {
+            return false;
         }
-        let v = normalize::view(text)?;
-        if matches!(v.level, Some(l) if l >= Level::Warning) {
-            return None;
+        v.key_into(key);
+        if x.stream_busy(key) {
+            return false;
         }
-        scratch.clear();
-        match v.worker {
-            Some(w) if w.contains("Worker") => {
-                scratch.push_str(w);
-                if let Some(p) = v.pid {
-                    scratch.push_str(" pid=");
-                    scratch.push_str(&p.to_string());
-                }
-                Some((true, v.message))
-            }
-            _ => Some((false, v.message)),
-        }
+        !scanner.find_overlapping_iter(v.message).any(|m| {
+            let p = m.pattern().as_usize();
+            p >= atoms || pf.open_for(p, key)
+        })
     }
 
     fn extract_options(&self) -> ExtractOptions {
@@ -125,16 +125,24 @@ impl<'l> Engine<'l> {
         let mut m = Matches::default();
         let mut scan = Scanner::new(&format!("{} (log)", reader.name()));
         while let Some(raw) = reader.next_raw()? {
-            if let (Some(sc), true) = (&self.scanner, x.idle()) {
-                if let Some(text) = raw.clean() {
-                    if let Some((worker, msg)) = Self::skippable(sc, text, &mut self.scratch) {
-                        scan.push(raw.number, msg);
-                        x.skip(raw.number, worker.then_some(self.scratch.as_str()));
+            let number = raw.number;
+            let viewed = raw.clean().and_then(|t| normalize::view(t).map(|v| (t, v)));
+            if number == DFA_AFTER_LINES {
+                self.matcher.prefilter().upgrade();
+            }
+            let rec = match viewed {
+                Some((text, v)) => {
+                    let leveled = matches!(v.level, Some(l) if l >= Level::Warning);
+                    if self.fast && !leveled && Self::quiet(&self.matcher, &v, &mut self.key, &x) {
+                        scan.push(number, v.message);
+                        let worker = v.worker.filter(|w| w.contains("Worker"));
+                        x.skip(number, worker.map(|w| (w, v.pid)));
                         continue;
                     }
+                    v.record(number, text, raw.truncated)
                 }
-            }
-            let rec = normalize::normalize(raw.into_line());
+                None => normalize::normalize(raw.into_line()),
+            };
             scan.push(rec.line, &rec.message);
             let attempt = x.current_attempt();
             if let Some(loose) = x.push(rec) {

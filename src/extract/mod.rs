@@ -464,12 +464,8 @@ impl Extractor {
         &mut self.attempts[n - 1]
     }
 
-    fn note_worker(&mut self, key: &str) {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        key.hash(&mut h);
-        let h = h.finish();
-        if self.workers.len() < 4096 && self.workers.insert(h) {
+    fn note_worker(&mut self, hash: u64) {
+        if self.workers.len() < 4096 && self.workers.insert(hash) {
             let n = self.workers.len();
             self.attempt().workers = n;
         }
@@ -481,14 +477,21 @@ impl Extractor {
         self.streams.is_empty()
     }
 
+    /// Whether a block is open or an error line pending on this stream (by key): the
+    /// next line of such a stream may belong to it; a line of any other stream that
+    /// starts no failure is loose whatever the other streams hold.
+    pub fn stream_busy(&self, key: &str) -> bool {
+        self.streams.contains_key(key)
+    }
+
     /// Accounts for a line the caller decided is part of no failure (see
-    /// [`crate::pipeline`]): only line counts and worker streams are kept. `worker_key`
-    /// is the stream key when the line comes from a worker stream.
-    pub fn skip(&mut self, line: usize, worker_key: Option<&str>) {
+    /// [`crate::pipeline`]): only line counts and worker streams are kept. `worker` is
+    /// the vLLM/Ray process tag and pid when the line comes from a worker stream.
+    pub fn skip(&mut self, line: usize, worker: Option<(&str, Option<u32>)>) {
         self.lines = line;
         self.attempt().last_line = line;
-        if let Some(k) = worker_key {
-            self.note_worker(k);
+        if let Some((tag, pid)) = worker {
+            self.note_worker(worker_hash(tag, pid));
         }
     }
 
@@ -541,7 +544,7 @@ impl Extractor {
                 .as_deref()
                 .is_some_and(|w| w.contains("Worker"));
         if is_worker {
-            self.note_worker(&key);
+            self.note_worker(fnv1a(FNV_OFFSET, key.as_bytes()));
         }
         self.feed(key, rec)
     }
@@ -908,6 +911,37 @@ impl Extractor {
 
 /// Cheap test: can this record start or be part of any block or failure? (Used to skip
 /// stream bookkeeping for the bulk of ordinary lines.)
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// The hash of a worker stream's key ([`crate::normalize::Stream::key`], `Worker_TP4
+/// pid=216054`) computed from its parts, so that the fast path need not build the key.
+fn worker_hash(tag: &str, pid: Option<u32>) -> u64 {
+    let mut h = fnv1a(FNV_OFFSET, tag.as_bytes());
+    if let Some(p) = pid {
+        h = fnv1a(h, b" pid=");
+        let mut buf = [0u8; 10];
+        let mut i = buf.len();
+        let mut n = p;
+        loop {
+            i -= 1;
+            buf[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        h = fnv1a(h, &buf[i..]);
+    }
+    h
+}
+
 fn could_open(rec: &Record) -> bool {
     let m = rec.message.as_str();
     shapes::is_traceback_header(m) || shapes::frame(m).is_some() || shapes::classify(rec).is_some()

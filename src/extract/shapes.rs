@@ -145,17 +145,17 @@ static MARKER_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
         .expect("built-in markers")
 });
 
-/// Every literal extraction needs to see to act on a line when no block is open:
-/// the shape markers, the error words and the structural markers (traceback headers,
-/// frames, chain markers, systemd starts). A line whose raw text has none of them, no
-/// error or warning level and no systemd identifier is loose for extraction.
-pub fn structural_literals() -> impl Iterator<Item = &'static str> {
+/// Every literal extraction needs to see in a line's *message* to act on it when no
+/// block is open and the line has no error or warning level: the shape markers, the
+/// error words and the structural markers (traceback headers, frames, chain markers,
+/// the restart counter). The pipeline's fast path reads the level, the stream and the
+/// message with [`crate::normalize::view`], which never accepts a line from systemd (the
+/// only identifier whose lines act on extraction through their stream), so a message
+/// with none of these literals is loose for extraction.
+pub fn message_literals() -> impl Iterator<Item = &'static str> {
     const STRUCTURAL: &[&str] = &[
         "traceback",
         "file \"",
-        "started ",
-        "starting ",
-        "warning",
         "above exception",
         "during handling",
         "what():",
@@ -271,6 +271,9 @@ pub fn is_systemd_start(rec: &Record) -> bool {
 }
 
 pub fn restart_counter(msg: &str) -> Option<u32> {
+    if !msg.contains("restart counter is at") {
+        return None;
+    }
     RESTART_COUNTER
         .captures(msg)
         .and_then(|c| c[1].parse().ok())

@@ -18,6 +18,7 @@ use serde::Serialize;
 
 use crate::extract::{Attempt, Extraction, Failure, Occurrence, Site};
 use crate::rank::{self, Confidence, EvidenceLine, Ranked};
+use crate::signature::lazy::LazyRegex;
 use crate::signature::template::RenderError;
 use crate::signature::{Category, Library, Severity};
 
@@ -327,7 +328,7 @@ fn by_line_headline(x: &Extraction, line: usize) -> Option<String> {
 fn render_steps(
     sig: &crate::signature::Signature,
     captures: &BTreeMap<String, String>,
-    patterns: &BTreeMap<String, regex::Regex>,
+    patterns: &BTreeMap<String, LazyRegex>,
     unit: Option<&str>,
     facts: &crate::env::Facts,
 ) -> Vec<RenderedStep> {
@@ -338,7 +339,7 @@ fn render_steps(
 pub fn render_step_list(
     steps: &[crate::signature::compile::Step],
     captures: &BTreeMap<String, String>,
-    patterns: &BTreeMap<String, regex::Regex>,
+    patterns: &BTreeMap<String, LazyRegex>,
     unit: Option<&str>,
     facts: &crate::env::Facts,
 ) -> Vec<RenderedStep> {
@@ -369,7 +370,7 @@ pub fn render_step_list(
 fn render_step(
     s: &crate::signature::compile::Step,
     captures: &BTreeMap<String, String>,
-    patterns: &BTreeMap<String, regex::Regex>,
+    patterns: &BTreeMap<String, LazyRegex>,
     unit: Option<&str>,
     facts: &crate::env::Facts,
 ) -> RenderedStep {
@@ -390,7 +391,7 @@ fn render_step(
             .collect();
         let res = t.render(|name| {
             if let Some(v) = captures.get(name) {
-                Some((v.as_str(), patterns.get(name)))
+                Some((v.as_str(), patterns.get(name).map(|r| &**r)))
             } else if name == "unit" {
                 unit.map(|u| (u, Some(&*UNIT_PATTERN)))
             } else if let Some(v) = env.get(name) {

@@ -7,11 +7,12 @@
 
 use std::collections::BTreeMap;
 
-use regex::{Regex, RegexBuilder};
+use regex::RegexBuilder;
 use regex_syntax::ast::{self, Ast};
 
 use super::atoms::{self, AtomSet};
 use super::error::Diagnostic;
+use super::lazy::{could_be_big, LazyRegex};
 use super::model::{self, Category, Severity, SignatureFile, Text};
 use super::template::Template;
 use crate::extract::FailureKind;
@@ -25,16 +26,16 @@ pub const CONTEXT_VARIABLES: &[&str] = &["unit"];
 /// A compiled condition.
 #[derive(Debug, Clone)]
 pub enum Cond {
-    Message(Regex),
+    Message(LazyRegex),
     Contains(String),
     Exception(String),
-    Text(Regex),
+    Text(LazyRegex),
     Frame {
-        file: Option<Regex>,
-        function: Option<Regex>,
+        file: Option<LazyRegex>,
+        function: Option<LazyRegex>,
     },
     Kind(FailureKind),
-    Stream(Regex),
+    Stream(LazyRegex),
     /// A condition on environment facts (three-valued).
     Fact(crate::env::cond::Fact),
     All(Vec<Cond>),
@@ -75,7 +76,7 @@ pub struct Signature {
     pub file: String,
     /// Full-match patterns of the named captures, for checking values before they enter
     /// a command.
-    pub capture_patterns: BTreeMap<String, Regex>,
+    pub capture_patterns: BTreeMap<String, LazyRegex>,
     /// How specific the conditions are (regexes with captures count most).
     pub specificity: u32,
 }
@@ -84,7 +85,7 @@ struct Ctx<'a> {
     file: &'a str,
     source: &'a str,
     errors: Vec<Diagnostic>,
-    captures: BTreeMap<String, Regex>,
+    captures: BTreeMap<String, LazyRegex>,
     specificity: u32,
 }
 
@@ -98,46 +99,72 @@ impl Ctx<'_> {
         self.errors.push(d);
     }
 
-    fn regex(&mut self, t: &Text) -> Option<Regex> {
+    fn regex(&mut self, t: &Text) -> Option<LazyRegex> {
         let pat = t.value.as_str();
-        match RegexBuilder::new(pat).size_limit(REGEX_SIZE_LIMIT).build() {
-            Ok(re) => {
-                self.collect_captures(t);
-                self.specificity += 2 + u32::from(re.captures_len() > 1);
-                Some(re)
-            }
-            Err(regex::Error::CompiledTooBig(n)) => {
-                self.err(
-                    "E005",
-                    t,
-                    format!("regex is too big once compiled (limit {n} bytes); split it or make it narrower"),
-                );
-                None
-            }
+        // One parse serves the syntax check (the regex engine's own parser, so the same
+        // errors), the captures, the size estimate and the atoms.
+        let parsed = match ast::parse::Parser::new().parse(pat) {
+            Ok(a) => a,
             Err(e) => {
-                let msg = e.to_string();
-                let detail = msg.lines().last().unwrap_or(&msg).trim().to_string();
-                self.err("E005", t, format!("invalid regex `{pat}`: {detail}"));
-                None
+                self.invalid_regex(t, &regex_syntax::Error::from(e).to_string());
+                return None;
             }
-        }
+        };
+        let hir = match regex_syntax::hir::translate::Translator::new().translate(pat, &parsed) {
+            Ok(h) => h,
+            Err(e) => {
+                self.invalid_regex(t, &regex_syntax::Error::from(e).to_string());
+                return None;
+            }
+        };
+        let re = if could_be_big(&hir, REGEX_SIZE_LIMIT) {
+            match RegexBuilder::new(pat).size_limit(REGEX_SIZE_LIMIT).build() {
+                Ok(re) => LazyRegex::built(re, REGEX_SIZE_LIMIT),
+                Err(regex::Error::CompiledTooBig(n)) => {
+                    self.err(
+                        "E005",
+                        t,
+                        format!("regex is too big once compiled (limit {n} bytes); split it or make it narrower"),
+                    );
+                    return None;
+                }
+                Err(e) => {
+                    self.invalid_regex(t, &e.to_string());
+                    return None;
+                }
+            }
+        } else {
+            LazyRegex::deferred(pat, REGEX_SIZE_LIMIT)
+        };
+        self.collect_captures(pat, &parsed);
+        let has_captures = hir.properties().explicit_captures_len() > 0;
+        self.specificity += 2 + u32::from(has_captures);
+        Some(re.with_atoms(atoms::necessary(&hir)))
     }
 
-    fn collect_captures(&mut self, t: &Text) {
+    fn invalid_regex(&mut self, t: &Text, msg: &str) {
+        let detail = msg.lines().last().unwrap_or(msg).trim().to_string();
         let pat = t.value.as_str();
-        let Ok(parsed) = ast::parse::Parser::new().parse(pat) else {
-            return;
-        };
+        self.err("E005", t, format!("invalid regex `{pat}`: {detail}"));
+    }
+
+    fn collect_captures(&mut self, pat: &str, parsed: &Ast) {
         let ci = pat.starts_with("(?i)");
-        let mut stack = vec![&parsed];
+        let mut stack = vec![parsed];
         while let Some(a) = stack.pop() {
             match a {
                 Ast::Group(g) => {
                     if let ast::GroupKind::CaptureName { name, .. } = &g.kind {
                         let sub = &pat[g.ast.span().start.offset..g.ast.span().end.offset];
                         let full = format!("{}^(?:{sub})$", if ci { "(?i)" } else { "" });
-                        if let Ok(re) = Regex::new(&full) {
-                            self.captures.entry(name.name.clone()).or_insert(re);
+                        if regex_syntax::ParserBuilder::new()
+                            .build()
+                            .parse(&full)
+                            .is_ok()
+                        {
+                            self.captures
+                                .entry(name.name.clone())
+                                .or_insert_with(|| LazyRegex::deferred(&full, REGEX_SIZE_LIMIT));
                         }
                     }
                     stack.push(&g.ast);
@@ -297,12 +324,22 @@ pub fn cond_atoms(c: &Cond) -> Option<AtomSet> {
     }
 }
 
-fn regex_atoms(re: &Regex) -> Option<AtomSet> {
-    let hir = regex_syntax::ParserBuilder::new()
-        .build()
-        .parse(re.as_str())
-        .ok()?;
-    atoms::necessary(&hir)
+/// The necessary literals of the stream key a condition tree requires: those of a
+/// `stream:` regex that must hold (the tree itself, or a child of a top-level `all`).
+/// A line whose stream key has none of them (ASCII case-insensitively) cannot match.
+pub fn stream_atoms(c: &Cond) -> Option<AtomSet> {
+    match c {
+        Cond::Stream(re) => regex_atoms(re),
+        Cond::All(v) => v.iter().find_map(|c| match c {
+            Cond::Stream(re) => regex_atoms(re),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+fn regex_atoms(re: &LazyRegex) -> Option<AtomSet> {
+    re.atoms().cloned()
 }
 
 /// Parses a remediation command template, reporting (E007, located at the value) a

@@ -233,7 +233,26 @@ pub fn compile_files(files: &[LibraryFile]) -> Result<Library, LoadErrors> {
     let mut lib = Library::default();
     let mut seen: HashMap<String, (String, usize, usize)> = HashMap::new();
     let mut links: Vec<(String, String, usize, usize, String)> = Vec::new();
-    for f in files {
+    // Parsing and compiling a file depend on that file alone: done on every core first,
+    // then folded in file order below (duplicates, links and errors as if sequential).
+    let prepared: Vec<_> = {
+        use rayon::prelude::*;
+        files
+            .par_iter()
+            .map(|f| {
+                if !matches!(role(&f.name), FileRole::Signature) {
+                    return None;
+                }
+                let parsed = parse_signature(&f.name, &f.text);
+                let compiled = parsed
+                    .as_ref()
+                    .ok()
+                    .map(|p| compile::compile(p, &f.name, &f.text, file_stem(&f.name)));
+                Some((parsed, compiled))
+            })
+            .collect()
+    };
+    for (f, prep) in files.iter().zip(prepared) {
         match role(&f.name) {
             FileRole::Ignored => continue,
             FileRole::Unexpected => {
@@ -261,7 +280,10 @@ pub fn compile_files(files: &[LibraryFile]) -> Result<Library, LoadErrors> {
             }
             FileRole::Signature => {}
         }
-        let parsed = match parse_signature(&f.name, &f.text) {
+        let Some((parsed, compiled)) = prep else {
+            continue;
+        };
+        let parsed = match parsed {
             Ok(p) => p,
             Err(d) => {
                 errors.push(d);
@@ -294,7 +316,9 @@ pub fn compile_files(files: &[LibraryFile]) -> Result<Library, LoadErrors> {
                 f.text.clone(),
             ));
         }
-        match compile::compile(&parsed, &f.name, &f.text, file_stem(&f.name)) {
+        let compiled = compiled
+            .unwrap_or_else(|| compile::compile(&parsed, &f.name, &f.text, file_stem(&f.name)));
+        match compiled {
             Ok(sig) => lib.signatures.push(sig),
             Err(mut es) => errors.append(&mut es),
         }

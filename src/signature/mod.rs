@@ -12,6 +12,7 @@ pub mod atoms;
 pub mod compile;
 pub mod draft;
 pub mod error;
+pub mod lazy;
 pub mod lint;
 pub mod load;
 pub mod model;

@@ -86,15 +86,7 @@ impl Scanner {
         if consumed || trimmed.is_empty() {
             return;
         }
-        // cheap gate: every recognized single line has one of these
-        if !(trimmed.contains(':')
-            || trimmed.contains("==")
-            || trimmed.starts_with('[')
-            || trimmed.starts_with('|')
-            || trimmed.starts_with("Package")
-            || trimmed.contains(',')
-            || trimmed.contains("CUDA capabilit"))
-        {
+        if !may_report(trimmed) {
             return;
         }
         let _ = pip::line(self, line, trimmed)
@@ -133,6 +125,38 @@ pub fn parse_text(source: &str, text: &str) -> Facts {
 }
 
 /// `key : value` with any spacing around the colon (both collect_env layouts).
+/// The cheap gate before the line recognizers (every log line passes through here): a
+/// superset of what [`pip::line`], [`nvidia::line`] and [`torch::line`] accept, read
+/// without a regex. Each clause names the recognizers it stands for.
+fn may_report(t: &str) -> bool {
+    let Some(&first) = t.as_bytes().first() else {
+        return false;
+    };
+    // pip JSON, `[pip3] x==1` (collect_env), torch arch lists; nvidia-smi table rows
+    if first == b'[' || first == b'|' {
+        return true;
+    }
+    // pip list header, pip show, pip freeze (`==`, `===`)
+    if t.starts_with("Package")
+        || t.starts_with("Name:")
+        || memchr::memmem::find(t.as_bytes(), b"==").is_some()
+    {
+        return true;
+    }
+    // nvidia-smi banner; torch's capability warnings ("with CUDA capability sm_…",
+    // "supports CUDA capabilities …")
+    if t.contains("NVIDIA-SMI") || t.contains("CUDA capabilit") {
+        return true;
+    }
+    let colon = t.contains(':');
+    // nvidia-smi --query-gpu CSV header
+    if !colon && t.contains(',') {
+        return true;
+    }
+    // collect_env `Key: value` lines
+    colon && key_value(t).is_some_and(|(k, _)| torch::is_key(k))
+}
+
 pub(crate) fn key_value(t: &str) -> Option<(&str, &str)> {
     let (k, v) = t.split_once(':')?;
     let k = k.trim();

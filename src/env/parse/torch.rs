@@ -89,6 +89,23 @@ fn package_value(s: &mut Scanner, line: usize, name: &str, v: &str) {
 }
 
 /// One line outside any mode.
+/// The keys of `collect_env`-style `Key: value` lines that [`line`] reads (its `match`).
+pub fn is_key(k: &str) -> bool {
+    matches!(
+        k,
+        "PyTorch version"
+            | "PyTorch"
+            | "CUDA used to build PyTorch"
+            | "CUDA runtime version"
+            | "Nvidia driver version"
+            | "Driver version"
+            | "CUDA Driver Version"
+            | "vLLM Version"
+            | "GPU models and configuration"
+    ) || k.starts_with("flashinfer")
+        || k.starts_with("GPU ")
+}
+
 pub fn line(s: &mut Scanner, line: usize, t: &str) -> bool {
     if let Some(c) = INCOMPATIBLE.captures(t) {
         let cap = sm_to_capability(&c[2]);
