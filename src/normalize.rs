@@ -107,6 +107,20 @@ impl Stream {
     }
 }
 
+/// The decimal digits of `n`, written into the end of `buf`.
+pub(crate) fn decimal(mut n: u32, buf: &mut [u8; 10]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    &buf[i..]
+}
+
 /// Writes a stream key ([`Stream::key`]) from its parts into `k` (built by hand: this
 /// runs for most lines).
 fn write_key(
@@ -116,18 +130,9 @@ fn write_key(
     ident: Option<&str>,
     pid: Option<u32>,
 ) {
-    fn push_u32(s: &mut String, mut n: u32) {
+    fn push_u32(s: &mut String, n: u32) {
         let mut buf = [0u8; 10];
-        let mut i = buf.len();
-        loop {
-            i -= 1;
-            buf[i] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        for &d in &buf[i..] {
+        for &d in decimal(n, &mut buf) {
             s.push(d as char);
         }
     }

@@ -927,17 +927,7 @@ fn worker_hash(tag: &str, pid: Option<u32>) -> u64 {
     if let Some(p) = pid {
         h = fnv1a(h, b" pid=");
         let mut buf = [0u8; 10];
-        let mut i = buf.len();
-        let mut n = p;
-        loop {
-            i -= 1;
-            buf[i] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        h = fnv1a(h, &buf[i..]);
+        h = fnv1a(h, crate::normalize::decimal(p, &mut buf));
     }
     h
 }
