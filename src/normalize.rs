@@ -376,6 +376,56 @@ mod fast {
         Some((i, tag, pid))
     }
 
+    /// The length of `[A-Za-z0-9][A-Za-z0-9_.-]*` at the start of `b` (0: none).
+    fn name(b: &[u8], extra: &[u8]) -> usize {
+        if !b.first().is_some_and(u8::is_ascii_alphanumeric) {
+            return 0;
+        }
+        1 + b[1..]
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || extra.contains(c))
+            .count()
+    }
+
+    /// Whether the docker compose layer (`svc_1  | `, the `COMPOSE` regex) starts `s`.
+    pub fn compose(s: &str) -> bool {
+        let n = name(s.as_bytes(), b"_.-");
+        if n == 0 {
+            return false;
+        }
+        let rest = &s[n..];
+        let ws = rest.trim_start_matches(char::is_whitespace);
+        ws.len() < rest.len() && ws.starts_with("| ")
+    }
+
+    /// Whether the NCCL layer (`host:pid:tid [dev] `, the `NCCL` regex) starts `s`.
+    pub fn nccl(s: &str) -> bool {
+        let b = s.as_bytes();
+        let mut i = name(b, b"._-");
+        if i == 0 {
+            return false;
+        }
+        for sep in [b':', b':', b' '] {
+            if b.get(i) != Some(&sep) {
+                return false;
+            }
+            let d = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+            if sep == b' ' {
+                // ` [N] `
+                if b.get(i + 1) != Some(&b'[') {
+                    return false;
+                }
+                let d = b[i + 2..].iter().take_while(|c| c.is_ascii_digit()).count();
+                return d > 0 && b.get(i + 2 + d) == Some(&b']') && b.get(i + 3 + d) == Some(&b' ');
+            }
+            if d == 0 {
+                return false;
+            }
+            i += 1 + d;
+        }
+        false
+    }
+
     /// `LEVEL:` and whitespace (the `LEVEL_COLON` layer) → (len, level end). `None`
     /// when whitespace other than ASCII follows (the regex's `\s+` would take it).
     pub fn level_colon(s: &str) -> Option<(usize, usize)> {
@@ -610,7 +660,7 @@ fn may_have_layer(s: &str) -> bool {
         || (first.is_ascii_digit() && s.as_bytes().get(4) == Some(&b'-'))
         || level_word(s)
         || fast::syslog(s).is_some()
-        || (first.is_ascii_alphanumeric() && (near(s, b'|', 64) || near(s, b'[', 48)))
+        || (first.is_ascii_alphanumeric() && (fast::compose(s) || fast::nccl(s)))
         || (matches!(first, b'I' | b'W' | b'E' | b'F')
             && s.as_bytes().get(1).is_some_and(u8::is_ascii_digit))
 }
@@ -975,6 +1025,24 @@ mod tests {
             "include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied"
         );
         assert_eq!(r.stream.pid, Some(27106));
+    }
+
+    #[test]
+    fn compose_and_nccl_guards_agree_with_their_regexes() {
+        for s in [
+            "vllm_1  | RuntimeError: boom",
+            "vllm_1 |RuntimeError",
+            "Received request chatcmpl-1: prompt: '<|im_start|>user'",
+            "svc\u{a0}| x",
+            "node08:27106:27302 [0] include/shm.h:27 NCCL WARN x",
+            "node08:27106:27302 [0]x",
+            "node08:27106 [0] x",
+            "a:1:2 [3] ",
+            "rank 3 in world size 8 [x]",
+        ] {
+            assert_eq!(fast::compose(s), COMPOSE.is_match(s), "compose {s:?}");
+            assert_eq!(fast::nccl(s), NCCL.is_match(s), "nccl {s:?}");
+        }
     }
 
     #[test]

@@ -16,7 +16,9 @@ use crate::signature::Library;
 /// A compiled library with its prefilter, ready for many inputs.
 ///
 /// The prefilter's automaton holds the library's atoms and every literal extraction acts
-/// on in a message ([`crate::extract::shapes::message_literals`]): it is also the fast path's scanner. Each
+/// on in a message ([`crate::extract::shapes::message_literals`]) and those the
+/// environment scanner looks for ([`crate::env::parse::GATE_LITERALS`]): it is also the
+/// fast path's scanner. Each
 /// line that is valid UTF-8 and reads as the usual journald/vLLM layers is read with
 /// [`normalize::view`], without allocating. Such a line with no error or warning level,
 /// whose message has none of those literals and whose stream has no block open (blocks
@@ -134,7 +136,7 @@ impl<'l> Engine<'l> {
                 Some((text, v)) => {
                     let leveled = matches!(v.level, Some(l) if l >= Level::Warning);
                     if self.fast && !leveled && Self::quiet(&self.matcher, &v, &mut self.key, &x) {
-                        scan.push(number, v.message);
+                        scan.push_without_literals(number, v.message);
                         let worker = v.worker.filter(|w| w.contains("Worker"));
                         x.skip(number, worker.map(|w| (w, v.pid)));
                         continue;

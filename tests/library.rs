@@ -78,3 +78,30 @@ fn readme_lists_the_library() {
         "README's library list is stale: regenerate it with `crashdoc sig list --format markdown`"
     );
 }
+
+/// Regexes are built on first use; the loader builds at once only those whose parsed
+/// form could come near the size limit. Every regex of the library must build under
+/// the limit, and the deferred ones must be far below it.
+#[test]
+fn every_regex_of_the_library_builds_under_the_size_limit() {
+    let lib = signature::load(&[LibrarySource::Builtin]).expect("the embedded library loads");
+    let mut deferred = 0;
+    for s in &lib.signatures {
+        for r in s.regexes() {
+            if !r.is_built() {
+                deferred += 1;
+            }
+            let built = regex::RegexBuilder::new(r.as_str())
+                .size_limit(signature::compile::REGEX_SIZE_LIMIT / 8)
+                .build();
+            assert!(
+                built.is_ok(),
+                "{}: `{}` is not far below the limit",
+                s.id,
+                r.as_str()
+            );
+            assert!(r.force().is_ok(), "{}: `{}`", s.id, r.as_str());
+        }
+    }
+    assert!(deferred > 100, "{deferred} regexes deferred");
+}

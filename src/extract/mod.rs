@@ -433,7 +433,9 @@ pub struct Extractor {
     unit: Option<String>,
     lines: usize,
     dropped: usize,
-    workers: std::collections::HashSet<u64>,
+    /// Hashes of the worker streams' keys seen in this attempt (already hashed: no
+    /// second hash).
+    workers: std::collections::HashSet<u64, std::hash::BuildHasherDefault<Prehashed>>,
 }
 
 impl Extractor {
@@ -452,7 +454,7 @@ impl Extractor {
                 failures: 0,
                 workers: 0,
             }],
-            workers: std::collections::HashSet::new(),
+            workers: Default::default(),
             unit: None,
             lines: 0,
             dropped: 0,
@@ -911,6 +913,23 @@ impl Extractor {
 
 /// Cheap test: can this record start or be part of any block or failure? (Used to skip
 /// stream bookkeeping for the bulk of ordinary lines.)
+/// A hasher for keys that are hashes already.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl std::hash::Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // only u64 keys are hashed with it; fold anything else in all the same
+        self.0 = fnv1a(self.0 ^ FNV_OFFSET, bytes);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 
 fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {

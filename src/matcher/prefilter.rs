@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
+use crate::env::parse::GATE_LITERALS;
 use crate::extract::shapes;
 
 use crate::signature::compile::stream_atoms;
@@ -22,8 +23,9 @@ fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {
 }
 
 pub struct Prefilter {
-    /// The atoms, then the literals extraction acts on ([`shapes::message_literals`]):
-    /// one automaton serves the matcher (pattern ids below `atoms`) and the pipeline's
+    /// The atoms, then the literals extraction acts on ([`shapes::message_literals`]) and
+    /// those the environment scanner's gate looks for ([`GATE_LITERALS`]): one automaton
+    /// serves the matcher (pattern ids below `atoms`) and the pipeline's
     /// fast path (all of them).
     patterns: Vec<String>,
     atoms: usize,
@@ -68,6 +70,7 @@ impl Prefilter {
         }
         let atoms = patterns.len();
         patterns.extend(shapes::message_literals().map(str::to_string));
+        patterns.extend(GATE_LITERALS.iter().map(|s| s.to_string()));
         let nfa = automaton(&patterns, AhoCorasickKind::ContiguousNFA)
             .or_else(|| automaton(&patterns, AhoCorasickKind::NoncontiguousNFA));
         let stream_gates: Vec<Option<AtomSet>> = lib
@@ -148,5 +151,26 @@ impl Prefilter {
                 .as_ref()
                 .is_none_or(|g| g.iter().any(|a| contains_ignore_ascii_case(key, a)))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upgrade_switches_the_scanner_to_a_dfa() {
+        let lib = crate::signature::load(&[crate::signature::LibrarySource::Builtin])
+            .expect("the embedded library");
+        let pf = Prefilter::new(&lib);
+        assert_eq!(
+            pf.scanner().map(|a| a.kind()),
+            Some(AhoCorasickKind::ContiguousNFA)
+        );
+        pf.upgrade();
+        assert_eq!(pf.scanner().map(|a| a.kind()), Some(AhoCorasickKind::DFA));
+        // atoms first, then extraction's literals: candidates come from atoms only
+        assert!(pf.any("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"));
+        assert!(!pf.any("Traceback (most recent call last):"));
     }
 }

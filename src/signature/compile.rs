@@ -81,6 +81,26 @@ pub struct Signature {
     pub specificity: u32,
 }
 
+impl Signature {
+    /// Every regex of the signature: its conditions' and its captures' full-match
+    /// patterns (built on first use, see [`crate::signature::lazy`]).
+    pub fn regexes(&self) -> Vec<&LazyRegex> {
+        fn walk<'a>(c: &'a Cond, out: &mut Vec<&'a LazyRegex>) {
+            match c {
+                Cond::Message(r) | Cond::Text(r) | Cond::Stream(r) => out.push(r),
+                Cond::Frame { file, function } => out.extend(file.iter().chain(function.iter())),
+                Cond::All(v) | Cond::Any(v) => v.iter().for_each(|c| walk(c, out)),
+                Cond::Not(c) => walk(c, out),
+                Cond::Contains(_) | Cond::Exception(_) | Cond::Kind(_) | Cond::Fact(_) => {}
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.cond, &mut out);
+        out.extend(self.capture_patterns.values());
+        out
+    }
+}
+
 struct Ctx<'a> {
     file: &'a str,
     source: &'a str,

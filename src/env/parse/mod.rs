@@ -71,6 +71,17 @@ impl Scanner {
 
     /// Reads one line (`line` is its 1-based number in the source).
     pub fn push(&mut self, line: usize, text: &str) {
+        self.push_gated(line, text, may_report);
+    }
+
+    /// Reads one line known to contain none of [`GATE_LITERALS`] (the pipeline's fast
+    /// path knows this from its automaton): the same as [`Scanner::push`], with a
+    /// cheaper gate.
+    pub fn push_without_literals(&mut self, line: usize, text: &str) {
+        self.push_gated(line, text, may_report_without_literals);
+    }
+
+    fn push_gated(&mut self, line: usize, text: &str, gate: fn(&str) -> bool) {
         let t = text.trim_end_matches(['\r', '\n']);
         let trimmed = t.trim();
         // continue a multi-line report, or end it and read the line afresh
@@ -86,7 +97,7 @@ impl Scanner {
         if consumed || trimmed.is_empty() {
             return;
         }
-        if !may_report(trimmed) {
+        if !gate(trimmed) {
             return;
         }
         let _ = pip::line(self, line, trimmed)
@@ -125,10 +136,24 @@ pub fn parse_text(source: &str, text: &str) -> Facts {
 }
 
 /// `key : value` with any spacing around the colon (both collect_env layouts).
+/// Literals one of which a line needs for some recognizers (ASCII case-insensitive
+/// superset: pip freeze's `==`, the nvidia-smi banner, torch's capability warnings).
+pub const GATE_LITERALS: &[&str] = &["==", "nvidia-smi", "cuda capabilit"];
+
 /// The cheap gate before the line recognizers (every log line passes through here): a
 /// superset of what [`pip::line`], [`nvidia::line`] and [`torch::line`] accept, read
 /// without a regex. Each clause names the recognizers it stands for.
 fn may_report(t: &str) -> bool {
+    // pip freeze (`==`, `===`); nvidia-smi banner; torch's capability warnings ("with
+    // CUDA capability sm_…", "supports CUDA capabilities …")
+    memchr::memmem::find(t.as_bytes(), b"==").is_some()
+        || t.contains("NVIDIA-SMI")
+        || t.contains("CUDA capabilit")
+        || may_report_without_literals(t)
+}
+
+/// [`may_report`] for a line without any of [`GATE_LITERALS`].
+fn may_report_without_literals(t: &str) -> bool {
     let Some(&first) = t.as_bytes().first() else {
         return false;
     };
@@ -136,21 +161,16 @@ fn may_report(t: &str) -> bool {
     if first == b'[' || first == b'|' {
         return true;
     }
-    // pip list header, pip show, pip freeze (`==`, `===`)
-    if t.starts_with("Package")
-        || t.starts_with("Name:")
-        || memchr::memmem::find(t.as_bytes(), b"==").is_some()
+    // pip list header, pip show
+    if t.starts_with("Package") || t.starts_with("Name:") {
+        return true;
+    }
+    let colon = memchr::memchr(b':', t.as_bytes()).is_some();
+    // nvidia-smi --query-gpu CSV header (a `name` or `compute_cap` column)
+    if !colon
+        && memchr::memchr(b',', t.as_bytes()).is_some()
+        && (t.contains("name") || t.contains("compute_cap"))
     {
-        return true;
-    }
-    // nvidia-smi banner; torch's capability warnings ("with CUDA capability sm_…",
-    // "supports CUDA capabilities …")
-    if t.contains("NVIDIA-SMI") || t.contains("CUDA capabilit") {
-        return true;
-    }
-    let colon = t.contains(':');
-    // nvidia-smi --query-gpu CSV header
-    if !colon && t.contains(',') {
         return true;
     }
     // collect_env `Key: value` lines
