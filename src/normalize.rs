@@ -107,6 +107,22 @@ impl Stream {
     }
 }
 
+pub(crate) const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a over `bytes`, continuing from `h`.
+pub(crate) fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// A stream key's hash (FNV-1a of its bytes); [`View::key_hash`] gives the same from a
+/// line's parts.
+pub fn stream_key_hash(key: &str) -> u64 {
+    fnv1a(FNV_OFFSET, key.as_bytes())
+}
+
 /// The decimal digits of `n`, written into the end of `buf`.
 pub(crate) fn decimal(mut n: u32, buf: &mut [u8; 10]) -> &[u8] {
     let mut i = buf.len();
@@ -620,6 +636,31 @@ pub fn view(text: &str) -> Option<View<'_>> {
 }
 
 impl View<'_> {
+    /// The hash of the line's stream key ([`stream_key_hash`] of [`Stream::key`]),
+    /// fed the same bytes as [`write_key`] writes, without writing them.
+    pub fn key_hash(&self) -> u64 {
+        let mut buf = [0u8; 10];
+        let mut h = FNV_OFFSET;
+        if let Some(w) = self.worker {
+            h = fnv1a(h, w.as_bytes());
+            if let Some(p) = self.pid {
+                h = fnv1a(h, b" pid=");
+                h = fnv1a(h, decimal(p, &mut buf));
+            }
+        } else if let Some(i) = self.ident {
+            h = fnv1a(h, i.as_bytes());
+            if let Some(p) = self.pid {
+                h = fnv1a(h, b"[");
+                h = fnv1a(h, decimal(p, &mut buf));
+                h = fnv1a(h, b"]");
+            }
+        } else if let Some(p) = self.pid {
+            h = fnv1a(h, b"pid ");
+            h = fnv1a(h, decimal(p, &mut buf));
+        }
+        h
+    }
+
     /// The stream key of the line ([`Stream::key`]), written into `k` (cleared first).
     pub fn key_into(&self, k: &mut String) {
         k.clear();

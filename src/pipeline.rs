@@ -64,26 +64,20 @@ impl<'l> Engine<'l> {
         matcher: &Matcher<'_>,
         v: &normalize::View<'_>,
         key: &mut String,
-        x: &Extractor,
+        x: &mut Extractor,
     ) -> bool {
         let pf = matcher.prefilter();
         let Some(scanner) = pf.scanner() else {
             return false;
         };
         let Some(first) = scanner.find(v.message) else {
-            return x.idle() || {
-                v.key_into(key);
-                !x.stream_busy(key)
-            };
+            return x.idle() || !x.stream_busy_hash(v.key_hash());
         };
         let atoms = pf.atom_count();
-        if first.pattern().as_usize() >= atoms {
+        if first.pattern().as_usize() >= atoms || (!x.idle() && x.stream_busy_hash(v.key_hash())) {
             return false;
         }
         v.key_into(key);
-        if x.stream_busy(key) {
-            return false;
-        }
         !scanner.find_overlapping_iter(v.message).any(|m| {
             let p = m.pattern().as_usize();
             p >= atoms || pf.open_for(p, key)
@@ -135,7 +129,10 @@ impl<'l> Engine<'l> {
             let rec = match viewed {
                 Some((text, v)) => {
                     let leveled = matches!(v.level, Some(l) if l >= Level::Warning);
-                    if self.fast && !leveled && Self::quiet(&self.matcher, &v, &mut self.key, &x) {
+                    if self.fast
+                        && !leveled
+                        && Self::quiet(&self.matcher, &v, &mut self.key, &mut x)
+                    {
                         scan.push_without_literals(number, v.message);
                         let worker = v.worker.filter(|w| w.contains("Worker"));
                         x.skip(number, worker.map(|w| (w, v.pid)));

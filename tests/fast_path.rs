@@ -44,6 +44,12 @@ fn check(name: &str, reader: &mut LineReader) -> (usize, usize) {
         let full = normalize::normalize(raw.into_line());
         assert_eq!(fast, full, "{name}: line {} differs", full.line);
         assert_eq!(key, full.stream.key(), "{name}: line {} key", full.line);
+        assert_eq!(
+            v.key_hash(),
+            normalize::stream_key_hash(&key),
+            "{name}: line {} key hash",
+            full.line
+        );
     }
     (lines, viewed)
 }

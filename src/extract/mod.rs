@@ -433,6 +433,9 @@ pub struct Extractor {
     unit: Option<String>,
     lines: usize,
     dropped: usize,
+    /// Hashes of the keys of `streams`, rebuilt when `busy_dirty`.
+    busy: Vec<u64>,
+    busy_dirty: bool,
     /// Hashes of the worker streams' keys seen in this attempt (already hashed: no
     /// second hash).
     workers: std::collections::HashSet<u64, std::hash::BuildHasherDefault<Prehashed>>,
@@ -455,6 +458,8 @@ impl Extractor {
                 workers: 0,
             }],
             workers: Default::default(),
+            busy: Vec::new(),
+            busy_dirty: true,
             unit: None,
             lines: 0,
             dropped: 0,
@@ -486,6 +491,26 @@ impl Extractor {
         self.streams.contains_key(key)
     }
 
+    /// [`Extractor::stream_busy`] by the key's hash
+    /// ([`crate::normalize::stream_key_hash`]): the fast path hashes a line's key from
+    /// its parts without building it. A hash collision only sends a line down the full
+    /// path, which is always right.
+    pub fn stream_busy_hash(&mut self, hash: u64) -> bool {
+        if self.streams.is_empty() {
+            return false;
+        }
+        if self.busy_dirty {
+            self.busy.clear();
+            self.busy.extend(
+                self.streams
+                    .keys()
+                    .map(|k| crate::normalize::stream_key_hash(k)),
+            );
+            self.busy_dirty = false;
+        }
+        self.busy.contains(&hash)
+    }
+
     /// Accounts for a line the caller decided is part of no failure (see
     /// [`crate::pipeline`]): only line counts and worker streams are kept. `worker` is
     /// the vLLM/Ray process tag and pid when the line comes from a worker stream.
@@ -504,6 +529,8 @@ impl Extractor {
 
     /// Feeds one record. Returns it back when it is part of no failure (a *loose* line).
     pub fn push(&mut self, rec: Record) -> Option<Record> {
+        // only `push` changes the open streams (`finish` ends the extractor)
+        self.busy_dirty = true;
         self.lines = rec.line;
         self.attempt().last_line = rec.line;
         if self.unit.is_none() {
@@ -930,14 +957,7 @@ impl std::hash::Hasher for Prehashed {
     }
 }
 
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-
-fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
-    for &b in bytes {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    h
-}
+use crate::normalize::{fnv1a, FNV_OFFSET};
 
 /// The hash of a worker stream's key ([`crate::normalize::Stream::key`], `Worker_TP4
 /// pid=216054`) computed from its parts, so that the fast path need not build the key.
