@@ -73,7 +73,7 @@ pub enum IngestError {
 
 /// A streaming line reader over one input.
 pub struct LineReader {
-    inner: Box<dyn BufRead>,
+    inner: Box<dyn BufRead + Send>,
     name: String,
     number: usize,
     buf: Vec<u8>,
@@ -83,7 +83,7 @@ impl LineReader {
     /// Opens an input; gzip is detected from the first two bytes.
     pub fn open(source: &Source) -> Result<Self, IngestError> {
         let name = source.name();
-        let raw: Box<dyn Read> = match source {
+        let raw: Box<dyn Read + Send> = match source {
             Source::Stdin => Box::new(io::stdin()),
             Source::Path(p) => Box::new(open_file(p)?),
         };
@@ -91,7 +91,7 @@ impl LineReader {
     }
 
     /// Wraps any reader (gzip detected as for files).
-    pub fn from_reader(raw: Box<dyn Read>, name: String) -> Result<Self, IngestError> {
+    pub fn from_reader(raw: Box<dyn Read + Send>, name: String) -> Result<Self, IngestError> {
         let mut buffered = BufReader::with_capacity(256 * 1024, raw);
         let is_gzip = {
             let head = buffered.fill_buf().map_err(|source| IngestError::Read {
@@ -101,7 +101,7 @@ impl LineReader {
             })?;
             head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b
         };
-        let inner: Box<dyn BufRead> = if is_gzip {
+        let inner: Box<dyn BufRead + Send> = if is_gzip {
             Box::new(BufReader::with_capacity(
                 256 * 1024,
                 MultiGzDecoder::new(buffered),

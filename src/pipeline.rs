@@ -6,8 +6,8 @@
 
 use crate::env::{Facts, Scanner};
 use crate::extract::{ExtractOptions, Extraction, Extractor};
-use crate::ingest::{IngestError, LineReader};
-use crate::matcher::{EngineKind, Matcher, Matches};
+use crate::ingest::{IngestError, LineReader, RawLine};
+use crate::matcher::{EngineKind, Matcher, Matches, Prefilter};
 use crate::normalize::{self, Level};
 use crate::rank;
 use crate::report::{BuildOptions, Diagnosis};
@@ -32,8 +32,88 @@ pub struct Engine<'l> {
     fast: bool,
     /// The stream key of the line at hand (reused, not reallocated).
     key: String,
+    /// Lines after which the rest of an input is read on a second thread.
+    parallel_after: usize,
     /// Facts given apart from the log (`--env`).
     given: Facts,
+}
+
+/// The state of one pass over an input.
+struct PassState {
+    x: Extractor,
+    m: Matches,
+    scan: Scanner,
+    matching: bool,
+}
+
+/// Lines after which an input is long enough to be worth a second thread.
+pub const PARALLEL_AFTER_LINES: usize = 50_000;
+const BATCH_BYTES: usize = 1 << 20;
+const BATCH_LINES: usize = 8192;
+
+/// Lines read ahead by the reading thread, with what the fast path found.
+#[derive(Default)]
+struct Batch {
+    bytes: Vec<u8>,
+    lines: Vec<BatchLine>,
+}
+
+struct BatchLine {
+    number: usize,
+    start: usize,
+    end: usize,
+    truncated: usize,
+    /// What [`Quiet::of`] found, when the reading thread ran it (every other line; the
+    /// other thread runs it for the rest).
+    quiet: Option<Option<Quiet>>,
+}
+
+/// What the fast path's stateless half found for a line it may skip: the line is clean,
+/// read by [`normalize::view`], has no warning or error level, and its message has no
+/// literal extraction or the environment scanner acts on, and no atom of a signature
+/// that could take a line of its stream. Whether it is skipped depends on the state:
+/// its stream must have no block open ([`Engine::line`]).
+#[derive(Clone, Copy)]
+struct Quiet {
+    /// The hash of the line's stream key.
+    key_hash: u64,
+    /// The hash of the worker stream's key, when it is a worker's.
+    worker: Option<u64>,
+    /// Where the message starts in the line.
+    message: usize,
+    /// Whether the environment scanner could read the message.
+    env: bool,
+}
+
+impl Quiet {
+    fn of(pf: &Prefilter, text: &str, key: &mut String) -> Option<Quiet> {
+        let v = normalize::view(text)?;
+        if matches!(v.level, Some(l) if l >= Level::Warning) {
+            return None;
+        }
+        let scanner = pf.scanner()?;
+        let atoms = pf.atom_count();
+        if let Some(first) = scanner.find(v.message) {
+            if first.pattern().as_usize() >= atoms {
+                return None;
+            }
+            v.key_into(key);
+            let open = scanner.find_overlapping_iter(v.message).any(|m| {
+                let p = m.pattern().as_usize();
+                p >= atoms || pf.open_for(p, key)
+            });
+            if open {
+                return None;
+            }
+        }
+        let key_hash = v.key_hash();
+        Some(Quiet {
+            key_hash,
+            worker: v.worker.filter(|w| w.contains("Worker")).map(|_| key_hash),
+            message: text.len() - v.message.len(),
+            env: Scanner::may_read_without_literals(v.message),
+        })
+    }
 }
 
 /// Lines after which an input is long enough to repay building the prefilter's DFA.
@@ -45,8 +125,16 @@ impl<'l> Engine<'l> {
             matcher: Matcher::new(library, kind),
             fast: kind == EngineKind::Prefilter,
             key: String::new(),
+            parallel_after: PARALLEL_AFTER_LINES,
             given: Facts::default(),
         }
+    }
+
+    /// Reads inputs on a second thread after this many lines (tests use 0 to run the
+    /// two-thread path on short logs).
+    pub fn with_parallel_after(mut self, lines: usize) -> Self {
+        self.parallel_after = lines;
+        self
     }
 
     /// Uses these environment facts (from `--env` files) for every input.
@@ -54,34 +142,6 @@ impl<'l> Engine<'l> {
         self.matcher.facts = facts.clone();
         self.given = facts;
         self
-    }
-
-    /// Whether a viewed line without an error or warning level is loose and matches
-    /// nothing, so that it can be skipped: its stream has no block open, and its message
-    /// has no literal extraction acts on and no atom of a signature that could take a
-    /// line of its stream. (Pattern ids below the number of atoms are the prefilter's.)
-    fn quiet(
-        matcher: &Matcher<'_>,
-        v: &normalize::View<'_>,
-        key: &mut String,
-        x: &mut Extractor,
-    ) -> bool {
-        let pf = matcher.prefilter();
-        let Some(scanner) = pf.scanner() else {
-            return false;
-        };
-        let Some(first) = scanner.find(v.message) else {
-            return x.idle() || !x.stream_busy_hash(v.key_hash());
-        };
-        let atoms = pf.atom_count();
-        if first.pattern().as_usize() >= atoms || (!x.idle() && x.stream_busy_hash(v.key_hash())) {
-            return false;
-        }
-        v.key_into(key);
-        !scanner.find_overlapping_iter(v.message).any(|m| {
-            let p = m.pattern().as_usize();
-            p >= atoms || pf.open_for(p, key)
-        })
     }
 
     fn extract_options(&self) -> ExtractOptions {
@@ -117,39 +177,34 @@ impl<'l> Engine<'l> {
         reader: &mut LineReader,
         matching: bool,
     ) -> Result<(Extraction, Matches, Facts), IngestError> {
-        let mut x = Extractor::new(self.extract_options());
-        let mut m = Matches::default();
-        let mut scan = Scanner::new(&format!("{} (log)", reader.name()));
+        let mut st = PassState {
+            x: Extractor::new(self.extract_options()),
+            m: Matches::default(),
+            scan: Scanner::new(&format!("{} (log)", reader.name())),
+            matching,
+        };
+        let mut parallel = false;
         while let Some(raw) = reader.next_raw()? {
             let number = raw.number;
-            let viewed = raw.clean().and_then(|t| normalize::view(t).map(|v| (t, v)));
             if number == DFA_AFTER_LINES {
                 self.matcher.prefilter().upgrade();
             }
-            let rec = match viewed {
-                Some((text, v)) => {
-                    let leveled = matches!(v.level, Some(l) if l >= Level::Warning);
-                    if self.fast
-                        && !leveled
-                        && Self::quiet(&self.matcher, &v, &mut self.key, &mut x)
-                    {
-                        scan.push_without_literals(number, v.message);
-                        let worker = v.worker.filter(|w| w.contains("Worker"));
-                        x.skip(number, worker.map(|w| (w, v.pid)));
-                        continue;
-                    }
-                    v.record(number, text, raw.truncated)
-                }
-                None => normalize::normalize(raw.into_line()),
+            let pre = if self.fast {
+                let pf = self.matcher.prefilter();
+                raw.clean().and_then(|t| Quiet::of(pf, t, &mut self.key))
+            } else {
+                None
             };
-            scan.push(rec.line, &rec.message);
-            let attempt = x.current_attempt();
-            if let Some(loose) = x.push(rec) {
-                if matching {
-                    self.matcher.match_loose(&loose, attempt, &mut m);
-                }
+            self.line(raw, pre, &mut st);
+            if self.fast && number >= self.parallel_after {
+                parallel = true;
+                break;
             }
         }
+        if parallel {
+            self.pass_parallel(reader, &mut st)?;
+        }
+        let PassState { x, mut m, scan, .. } = st;
         let x = x.finish();
         let mut facts = scan.finish();
         facts.merge(self.given.clone());
@@ -159,6 +214,107 @@ impl<'l> Engine<'l> {
             facts = std::mem::replace(&mut self.matcher.facts, self.given.clone());
         }
         Ok((x, m, facts))
+    }
+
+    /// One line, in order. `pre` is what [`Quiet::of`] found (the fast path's stateless
+    /// half); the stateful half is decided here: the line is skipped when its stream has
+    /// no block open.
+    fn line(&mut self, raw: RawLine<'_>, pre: Option<Quiet>, st: &mut PassState) {
+        let number = raw.number;
+        if let Some(q) = pre {
+            if st.x.idle() || !st.x.stream_busy_hash(q.key_hash) {
+                if q.env || st.scan.in_report() {
+                    if let Some(text) = raw.clean() {
+                        st.scan.push_without_literals(number, &text[q.message..]);
+                    }
+                }
+                st.x.skip_hashed(number, q.worker);
+                return;
+            }
+        }
+        let rec = match raw.clean().and_then(|t| normalize::view(t).map(|v| (t, v))) {
+            Some((text, v)) => v.record(number, text, raw.truncated),
+            None => normalize::normalize(raw.into_line()),
+        };
+        st.scan.push(rec.line, &rec.message);
+        let attempt = st.x.current_attempt();
+        if let Some(loose) = st.x.push(rec) {
+            if st.matching {
+                self.matcher.match_loose(&loose, attempt, &mut st.m);
+            }
+        }
+    }
+
+    /// The rest of a long input on two threads: one reads lines in batches and runs the
+    /// fast path's stateless half ([`Quiet::of`]: view, level, automaton, stream gates)
+    /// on every other line; this one runs it on the others, and takes the lines in order
+    /// for everything that depends on what came before (open blocks, workers, environment reports, the full path). The
+    /// result is the same as on one thread (a test runs every corpus log both ways);
+    /// memory stays bounded (a few batches in flight).
+    fn pass_parallel(
+        &mut self,
+        reader: &mut LineReader,
+        st: &mut PassState,
+    ) -> Result<(), IngestError> {
+        // built once per engine, then shared by the clone
+        self.matcher.prefilter().upgrade();
+        let pf = self.matcher.prefilter().clone();
+        std::thread::scope(|s| {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Batch, IngestError>>(4);
+            s.spawn(move || {
+                let mut key = String::new();
+                loop {
+                    let mut b = Batch::default();
+                    let mut end = false;
+                    while b.bytes.len() < BATCH_BYTES && b.lines.len() < BATCH_LINES {
+                        let raw = match reader.next_raw() {
+                            Ok(Some(raw)) => raw,
+                            Ok(None) => {
+                                end = true;
+                                break;
+                            }
+                            Err(e) => {
+                                let _ = tx.send(Err(e));
+                                return;
+                            }
+                        };
+                        // every other line: this thread's share of the stateless work
+                        let quiet = (b.lines.len() % 2 == 0)
+                            .then(|| raw.clean().and_then(|t| Quiet::of(&pf, t, &mut key)));
+                        let start = b.bytes.len();
+                        b.bytes.extend_from_slice(raw.bytes);
+                        b.lines.push(BatchLine {
+                            number: raw.number,
+                            start,
+                            end: b.bytes.len(),
+                            truncated: raw.truncated,
+                            quiet,
+                        });
+                    }
+                    if tx.send(Ok(b)).is_err() || end {
+                        return;
+                    }
+                }
+            });
+            for b in rx {
+                let b = b?;
+                for l in &b.lines {
+                    let raw = RawLine {
+                        number: l.number,
+                        bytes: &b.bytes[l.start..l.end],
+                        truncated: l.truncated,
+                    };
+                    let quiet = match l.quiet {
+                        Some(q) => q,
+                        None => raw
+                            .clean()
+                            .and_then(|t| Quiet::of(self.matcher.prefilter(), t, &mut self.key)),
+                    };
+                    self.line(raw, quiet, st);
+                }
+            }
+            Ok(())
+        })
     }
 
     /// The whole diagnosis of one input.

@@ -95,3 +95,37 @@ fn view_reads_levels_the_fast_path_relies_on() {
     // systemd's lines act on extraction through their identifier: never viewed
     assert!(normalize::view("Feb 20 23:31:36 llm-two systemd[1]: Started vllm.service.").is_none());
 }
+
+/// The two-thread pass (used past 50,000 lines) gives the same diagnosis and extraction
+/// as one thread, on the generated log (with its restarts, tracebacks and NCCL blocks)
+/// and on the scenario journal.
+#[test]
+fn two_threads_give_what_one_thread_gives() {
+    use crashdoc::matcher::EngineKind;
+    use crashdoc::pipeline::Engine;
+    use crashdoc::report::BuildOptions;
+    let lib =
+        crashdoc::signature::load(&[crashdoc::signature::LibrarySource::Builtin]).expect("library");
+    let mut generated = Vec::new();
+    crashdoc::bench::write_log(&mut generated, 6_000_000, 11).expect("generate");
+    let scenario = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/scenario/journal.txt"),
+    )
+    .expect("scenario");
+    for (name, bytes) in [("generated", generated), ("scenario", scenario)] {
+        let render = |parallel_after: usize| {
+            let mut e =
+                Engine::new(&lib, EngineKind::Prefilter).with_parallel_after(parallel_after);
+            let mut r =
+                LineReader::from_reader(Box::new(std::io::Cursor::new(bytes.clone())), name.into())
+                    .expect("open");
+            let d = e
+                .diagnose(&mut r, BuildOptions::default())
+                .expect("diagnose");
+            serde_json::to_string(&d).expect("json")
+        };
+        let one = render(usize::MAX);
+        assert_eq!(render(0), one, "{name}: from the first line");
+        assert_eq!(render(1000), one, "{name}: from line 1000");
+    }
+}

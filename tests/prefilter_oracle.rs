@@ -1,7 +1,8 @@
 //! The prefilter may report false positives, never false negatives: on every log the
 //! tests have (the corpus, the scenario, every signature example), the prefiltered
 //! matcher must find exactly what the brute-force matcher (every signature's conditions
-//! on every failure and line) finds.
+//! on every failure and line) finds. So must the two-thread pass, which the pipeline
+//! uses on long inputs and these tests force on every log.
 
 use std::path::Path;
 
@@ -23,6 +24,8 @@ fn prefilter_equals_brute_force_on_every_log() {
     let lib = signature::load(&[LibrarySource::Builtin]).expect("library");
     let mut fast = Engine::new(&lib, EngineKind::Prefilter);
     let mut brute = Engine::new(&lib, EngineKind::Brute);
+    // the two-thread path (normally past 50,000 lines) from the first line on
+    let mut parallel = Engine::new(&lib, EngineKind::Prefilter).with_parallel_after(0);
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut logs: Vec<(String, Vec<u8>)> = Vec::new();
     for e in std::fs::read_dir(root.join("corpus"))
@@ -54,9 +57,11 @@ fn prefilter_equals_brute_force_on_every_log() {
     let mut hits = 0;
     for (name, bytes) in logs {
         let a = run(&mut fast, &name, bytes.clone());
+        let p = run(&mut parallel, &name, bytes.clone());
         let b = run(&mut brute, &name, bytes);
         hits += b.failures.len() + b.loose.len();
         assert_eq!(a, b, "prefilter and brute force differ on {name}");
+        assert_eq!(p, b, "two threads and brute force differ on {name}");
     }
     assert!(hits > 100, "the oracle compared too few matches: {hits}");
 }

@@ -515,10 +515,16 @@ impl Extractor {
     /// [`crate::pipeline`]): only line counts and worker streams are kept. `worker` is
     /// the vLLM/Ray process tag and pid when the line comes from a worker stream.
     pub fn skip(&mut self, line: usize, worker: Option<(&str, Option<u32>)>) {
+        self.skip_hashed(line, worker.map(|(tag, pid)| worker_hash(tag, pid)));
+    }
+
+    /// [`Extractor::skip`] with the worker stream's key already hashed
+    /// ([`crate::normalize::stream_key_hash`]).
+    pub fn skip_hashed(&mut self, line: usize, worker: Option<u64>) {
         self.lines = line;
         self.attempt().last_line = line;
-        if let Some((tag, pid)) = worker {
-            self.note_worker(worker_hash(tag, pid));
+        if let Some(h) = worker {
+            self.note_worker(h);
         }
     }
 

@@ -22,6 +22,7 @@ fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {
     n.is_empty() || h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
 }
 
+#[derive(Clone)]
 pub struct Prefilter {
     /// The atoms, then the literals extraction acts on ([`shapes::message_literals`]) and
     /// those the environment scanner's gate looks for ([`GATE_LITERALS`]): one automaton

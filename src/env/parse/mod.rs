@@ -74,6 +74,18 @@ impl Scanner {
         self.push_gated(line, text, may_report);
     }
 
+    /// Whether a report spanning several lines is open: then every line must be pushed.
+    pub fn in_report(&self) -> bool {
+        !matches!(self.mode, Mode::None)
+    }
+
+    /// Whether [`Scanner::push_without_literals`] could read anything of this line when
+    /// no report is open ([`Scanner::in_report`]): otherwise pushing it does nothing.
+    pub fn may_read_without_literals(text: &str) -> bool {
+        let t = text.trim();
+        !t.is_empty() && may_report_without_literals(t)
+    }
+
     /// Reads one line known to contain none of [`GATE_LITERALS`] (the pipeline's fast
     /// path knows this from its automaton): the same as [`Scanner::push`], with a
     /// cheaper gate.
