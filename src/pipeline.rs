@@ -47,7 +47,7 @@ struct PassState {
 }
 
 /// Lines after which an input is long enough to be worth a second thread.
-pub const PARALLEL_AFTER_LINES: usize = 50_000;
+pub const PARALLEL_AFTER_LINES: usize = 10_000;
 const BATCH_BYTES: usize = 1 << 20;
 const BATCH_LINES: usize = 8192;
 
@@ -116,8 +116,9 @@ impl Quiet {
     }
 }
 
-/// Lines after which an input is long enough to repay building the prefilter's DFA.
-const DFA_AFTER_LINES: usize = 20_000;
+/// Lines after which an input is long enough to repay building the prefilter's DFA (on
+/// another thread: the NFA goes on meanwhile).
+const DFA_AFTER_LINES: usize = 2_000;
 
 impl<'l> Engine<'l> {
     pub fn new(library: &'l Library, kind: EngineKind) -> Self {
@@ -187,7 +188,7 @@ impl<'l> Engine<'l> {
         while let Some(raw) = reader.next_raw()? {
             let number = raw.number;
             if number == DFA_AFTER_LINES {
-                self.matcher.prefilter().upgrade();
+                self.matcher.prefilter().upgrade_in_background();
             }
             let pre = if self.fast {
                 let pf = self.matcher.prefilter();
@@ -256,8 +257,8 @@ impl<'l> Engine<'l> {
         reader: &mut LineReader,
         st: &mut PassState,
     ) -> Result<(), IngestError> {
-        // built once per engine, then shared by the clone
-        self.matcher.prefilter().upgrade();
+        // the DFA is built once per engine, in the background, and shared by the clone
+        self.matcher.prefilter().upgrade_in_background();
         let pf = self.matcher.prefilter().clone();
         std::thread::scope(|s| {
             let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Batch, IngestError>>(4);

@@ -96,7 +96,7 @@ fn view_reads_levels_the_fast_path_relies_on() {
     assert!(normalize::view("Feb 20 23:31:36 llm-two systemd[1]: Started vllm.service.").is_none());
 }
 
-/// The two-thread pass (used past 50,000 lines) gives the same diagnosis and extraction
+/// The two-thread pass (used past 10,000 lines) gives the same diagnosis and extraction
 /// as one thread, on the generated log (with its restarts, tracebacks and NCCL blocks)
 /// and on the scenario journal.
 #[test]

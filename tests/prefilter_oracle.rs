@@ -24,7 +24,7 @@ fn prefilter_equals_brute_force_on_every_log() {
     let lib = signature::load(&[LibrarySource::Builtin]).expect("library");
     let mut fast = Engine::new(&lib, EngineKind::Prefilter);
     let mut brute = Engine::new(&lib, EngineKind::Brute);
-    // the two-thread path (normally past 50,000 lines) from the first line on
+    // the two-thread path (normally past 10,000 lines) from the first line on
     let mut parallel = Engine::new(&lib, EngineKind::Prefilter).with_parallel_after(0);
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut logs: Vec<(String, Vec<u8>)> = Vec::new();

@@ -4,7 +4,8 @@
 //! ASCII case-insensitive (atoms are lowercase), so a `(?i)` regex's atoms are found in
 //! any case; a case-sensitive regex may be a false-positive candidate, never a miss.
 
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
@@ -28,12 +29,14 @@ pub struct Prefilter {
     /// those the environment scanner's gate looks for ([`GATE_LITERALS`]): one automaton
     /// serves the matcher (pattern ids below `atoms`) and the pipeline's
     /// fast path (all of them).
-    patterns: Vec<String>,
+    patterns: Arc<Vec<String>>,
     atoms: usize,
     /// Built at once (cheap to build, about half the speed of the DFA).
     nfa: Option<AhoCorasick>,
-    /// Built by [`Prefilter::upgrade`] once an input proves long enough to repay it.
-    dfa: OnceLock<Option<AhoCorasick>>,
+    /// Built by [`Prefilter::upgrade`] or [`Prefilter::upgrade_in_background`] once an
+    /// input proves long enough to repay it; shared by clones.
+    dfa: Arc<OnceLock<Option<AhoCorasick>>>,
+    building: Arc<AtomicBool>,
     /// Pattern id → signature indices.
     owners: Vec<Vec<usize>>,
     /// Signature index → the literals its stream key must contain (see
@@ -84,10 +87,11 @@ impl Prefilter {
             .map(|o| o.iter().any(|&s| stream_gates[s].is_none()))
             .collect();
         Prefilter {
-            patterns,
+            patterns: Arc::new(patterns),
             atoms,
             nfa,
-            dfa: OnceLock::new(),
+            dfa: Arc::new(OnceLock::new()),
+            building: Arc::new(AtomicBool::new(false)),
             owners,
             stream_gates,
             ungated,
@@ -99,6 +103,21 @@ impl Prefilter {
     pub fn upgrade(&self) {
         self.dfa
             .get_or_init(|| automaton(&self.patterns, AhoCorasickKind::DFA));
+    }
+
+    /// Builds the DFA on another thread; [`Prefilter::scanner`] switches to it when it
+    /// is ready (the NFA finds the same matches meanwhile). Once per prefilter and its
+    /// clones; if no thread can be started, the NFA stays.
+    pub fn upgrade_in_background(&self) {
+        if self.dfa.get().is_some() || self.building.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let (patterns, dfa) = (Arc::clone(&self.patterns), Arc::clone(&self.dfa));
+        let _ = std::thread::Builder::new()
+            .name("crashdoc-dfa".into())
+            .spawn(move || {
+                dfa.get_or_init(|| automaton(&patterns, AhoCorasickKind::DFA));
+            });
     }
 
     /// The automaton over every pattern: atoms (ids below [`Prefilter::atom_count`]),
