@@ -249,9 +249,10 @@ impl<'l> Engine<'l> {
     /// The rest of a long input on two threads: one reads lines in batches and runs the
     /// fast path's stateless half ([`Quiet::of`]: view, level, automaton, stream gates)
     /// on every other line; this one runs it on the others, and takes the lines in order
-    /// for everything that depends on what came before (open blocks, workers, environment reports, the full path). The
-    /// result is the same as on one thread (a test runs every corpus log both ways);
-    /// memory stays bounded (a few batches in flight).
+    /// for everything that depends on what came before (open blocks, workers,
+    /// environment reports, the full path). The result is the same as on one thread
+    /// (tests run every corpus log both ways); memory stays bounded (a few batches of at
+    /// most 1 MiB plus one line in flight).
     fn pass_parallel(
         &mut self,
         reader: &mut LineReader,

@@ -210,6 +210,10 @@ proptest! {
         let _ = render(&mut used, &mut reader(before.into_bytes()));
         prop_assert_eq!(&render(&mut used, &mut reader(log.clone().into_bytes())), &whole);
 
+        // the two-thread pass (normally from line 10,000 on) from the first line
+        let mut parallel = Engine::new(&LIB, EngineKind::Prefilter).with_parallel_after(0);
+        prop_assert_eq!(&render(&mut parallel, &mut reader(log.clone().into_bytes())), &whole);
+
         // the same bytes delivered in random chunks
         let chunked = Chunked { data: log.clone().into_bytes(), pos: 0, sizes, i: 0 };
         let mut r = LineReader::from_reader(Box::new(chunked), "gen".into()).expect("open");
