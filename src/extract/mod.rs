@@ -484,17 +484,12 @@ impl Extractor {
         self.streams.is_empty()
     }
 
-    /// Whether a block is open or an error line pending on this stream (by key): the
-    /// next line of such a stream may belong to it; a line of any other stream that
-    /// starts no failure is loose whatever the other streams hold.
-    pub fn stream_busy(&self, key: &str) -> bool {
-        self.streams.contains_key(key)
-    }
-
-    /// [`Extractor::stream_busy`] by the key's hash
-    /// ([`crate::normalize::stream_key_hash`]): the fast path hashes a line's key from
-    /// its parts without building it. A hash collision only sends a line down the full
-    /// path, which is always right.
+    /// Whether a block is open or an error line pending on a stream, by the hash of its
+    /// key ([`crate::normalize::stream_key_hash`]; the fast path hashes a line's key from
+    /// its parts without building it): the next line of such a stream may belong to it,
+    /// while a line of any other stream that starts no failure is loose whatever the
+    /// other streams hold. A hash collision only sends a line down the full path, which
+    /// is always right.
     pub fn stream_busy_hash(&mut self, hash: u64) -> bool {
         if self.streams.is_empty() {
             return false;
@@ -513,13 +508,8 @@ impl Extractor {
 
     /// Accounts for a line the caller decided is part of no failure (see
     /// [`crate::pipeline`]): only line counts and worker streams are kept. `worker` is
-    /// the vLLM/Ray process tag and pid when the line comes from a worker stream.
-    pub fn skip(&mut self, line: usize, worker: Option<(&str, Option<u32>)>) {
-        self.skip_hashed(line, worker.map(|(tag, pid)| worker_hash(tag, pid)));
-    }
-
-    /// [`Extractor::skip`] with the worker stream's key already hashed
-    /// ([`crate::normalize::stream_key_hash`]).
+    /// the hash of the stream's key ([`crate::normalize::stream_key_hash`]) when the
+    /// line comes from a worker stream.
     pub fn skip_hashed(&mut self, line: usize, worker: Option<u64>) {
         self.lines = line;
         self.attempt().last_line = line;
@@ -579,7 +569,7 @@ impl Extractor {
                 .as_deref()
                 .is_some_and(|w| w.contains("Worker"));
         if is_worker {
-            self.note_worker(fnv1a(FNV_OFFSET, key.as_bytes()));
+            self.note_worker(crate::normalize::stream_key_hash(&key));
         }
         self.feed(key, rec)
     }
@@ -964,18 +954,6 @@ impl std::hash::Hasher for Prehashed {
 }
 
 use crate::normalize::{fnv1a, FNV_OFFSET};
-
-/// The hash of a worker stream's key ([`crate::normalize::Stream::key`], `Worker_TP4
-/// pid=216054`) computed from its parts, so that the fast path need not build the key.
-fn worker_hash(tag: &str, pid: Option<u32>) -> u64 {
-    let mut h = fnv1a(FNV_OFFSET, tag.as_bytes());
-    if let Some(p) = pid {
-        h = fnv1a(h, b" pid=");
-        let mut buf = [0u8; 10];
-        h = fnv1a(h, crate::normalize::decimal(p, &mut buf));
-    }
-    h
-}
 
 fn could_open(rec: &Record) -> bool {
     let m = rec.message.as_str();

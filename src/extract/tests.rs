@@ -94,27 +94,6 @@ fn scenario_has_two_attempts_with_one_worker_failure_each() {
 }
 
 #[test]
-fn worker_hash_from_parts_equals_the_hash_of_the_key() {
-    // the fast path counts workers from a line's parts, the full path from its key
-    for (tag, pid) in [
-        ("Worker_TP4", Some(216054)),
-        ("Worker", None),
-        ("VllmWorkerProcess", Some(0)),
-    ] {
-        let stream = crate::normalize::Stream {
-            worker: Some(tag.to_string()),
-            pid,
-            ..Default::default()
-        };
-        assert_eq!(
-            worker_hash(tag, pid),
-            fnv1a(FNV_OFFSET, stream.key().as_bytes()),
-            "{tag} {pid:?}"
-        );
-    }
-}
-
-#[test]
 fn the_generated_log_counts_eight_workers_per_attempt_on_either_path() {
     // the fast path (skip) and the full path (push) must agree on the worker count
     let mut bytes = Vec::new();
