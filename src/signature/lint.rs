@@ -376,7 +376,25 @@ pub fn lint(files: &[LibraryFile], context: &[LibraryFile]) -> LintReport {
     }));
     let ours = |n: &str| files.iter().any(|f| f.name == n);
     let mut diags: Vec<Diagnostic> = match compile_files(&all) {
-        Ok(_) => Vec::new(),
+        // regexes are built on first use (`super::lazy`): lint builds every one of its
+        // files' regexes now, so that nothing is left to fail later
+        Ok(lib) => lib
+            .signatures
+            .iter()
+            .filter(|s| ours(&s.file))
+            .flat_map(|s| s.regexes().into_iter().map(move |r| (s, r)))
+            .filter_map(|(s, r)| {
+                r.force().err().map(|e| {
+                    let msg = e.to_string();
+                    let detail = msg.lines().last().unwrap_or(&msg).trim().to_string();
+                    Diagnostic::error(
+                        "E005",
+                        &s.file,
+                        format!("regex `{}` cannot be built: {detail}", r.as_str()),
+                    )
+                })
+            })
+            .collect(),
         Err(e) => e.0.into_iter().filter(|d| ours(&d.file)).collect(),
     };
     for f in files {
