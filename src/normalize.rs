@@ -124,7 +124,7 @@ pub fn stream_key_hash(key: &str) -> u64 {
 }
 
 /// The decimal digits of `n`, written into the end of `buf`.
-pub(crate) fn decimal(mut n: u32, buf: &mut [u8; 10]) -> &[u8] {
+fn decimal(mut n: u32, buf: &mut [u8; 10]) -> &str {
     let mut i = buf.len();
     loop {
         i -= 1;
@@ -134,7 +134,41 @@ pub(crate) fn decimal(mut n: u32, buf: &mut [u8; 10]) -> &[u8] {
             break;
         }
     }
-    &buf[i..]
+    // ASCII digits only
+    std::str::from_utf8(&buf[i..]).unwrap_or_default()
+}
+
+/// Feeds a stream key ([`Stream::key`]) to `out`, piece by piece: the one
+/// definition of the key's form, which [`write_key`] writes and [`View::key_hash`]
+/// hashes without writing.
+fn key_pieces(
+    worker: Option<&str>,
+    rank: Option<u32>,
+    ident: Option<&str>,
+    pid: Option<u32>,
+    mut out: impl FnMut(&str),
+) {
+    let mut buf = [0u8; 10];
+    if let Some(w) = worker {
+        out(w);
+        if let Some(p) = pid {
+            out(" pid=");
+            out(decimal(p, &mut buf));
+        }
+    } else if let Some(r) = rank {
+        out("rank");
+        out(decimal(r, &mut buf));
+    } else if let Some(i) = ident {
+        out(i);
+        if let Some(p) = pid {
+            out("[");
+            out(decimal(p, &mut buf));
+            out("]");
+        }
+    } else if let Some(p) = pid {
+        out("pid ");
+        out(decimal(p, &mut buf));
+    }
 }
 
 /// Writes a stream key ([`Stream::key`]) from its parts into `k` (built by hand: this
@@ -146,32 +180,7 @@ fn write_key(
     ident: Option<&str>,
     pid: Option<u32>,
 ) {
-    fn push_u32(s: &mut String, n: u32) {
-        let mut buf = [0u8; 10];
-        for &d in decimal(n, &mut buf) {
-            s.push(d as char);
-        }
-    }
-    if let Some(w) = worker {
-        k.push_str(w);
-        if let Some(p) = pid {
-            k.push_str(" pid=");
-            push_u32(k, p);
-        }
-    } else if let Some(r) = rank {
-        k.push_str("rank");
-        push_u32(k, r);
-    } else if let Some(i) = ident {
-        k.push_str(i);
-        if let Some(p) = pid {
-            k.push('[');
-            push_u32(k, p);
-            k.push(']');
-        }
-    } else if let Some(p) = pid {
-        k.push_str("pid ");
-        push_u32(k, p);
-    }
+    key_pieces(worker, rank, ident, pid, |piece| k.push_str(piece));
 }
 
 /// One normalized line.
@@ -637,27 +646,12 @@ pub fn view(text: &str) -> Option<View<'_>> {
 
 impl View<'_> {
     /// The hash of the line's stream key ([`stream_key_hash`] of [`Stream::key`]),
-    /// fed the same bytes as [`write_key`] writes, without writing them.
+    /// from the same bytes as [`write_key`] writes ([`key_pieces`]), without writing them.
     pub fn key_hash(&self) -> u64 {
-        let mut buf = [0u8; 10];
         let mut h = FNV_OFFSET;
-        if let Some(w) = self.worker {
-            h = fnv1a(h, w.as_bytes());
-            if let Some(p) = self.pid {
-                h = fnv1a(h, b" pid=");
-                h = fnv1a(h, decimal(p, &mut buf));
-            }
-        } else if let Some(i) = self.ident {
-            h = fnv1a(h, i.as_bytes());
-            if let Some(p) = self.pid {
-                h = fnv1a(h, b"[");
-                h = fnv1a(h, decimal(p, &mut buf));
-                h = fnv1a(h, b"]");
-            }
-        } else if let Some(p) = self.pid {
-            h = fnv1a(h, b"pid ");
-            h = fnv1a(h, decimal(p, &mut buf));
-        }
+        key_pieces(self.worker, None, self.ident, self.pid, |piece| {
+            h = fnv1a(h, piece.as_bytes())
+        });
         h
     }
 

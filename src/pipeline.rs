@@ -18,14 +18,14 @@ use crate::signature::Library;
 /// The prefilter's automaton holds the library's atoms and every literal extraction acts
 /// on in a message ([`crate::extract::shapes::message_literals`]) and those the
 /// environment scanner looks for ([`crate::env::parse::GATE_LITERALS`]): it is also the
-/// fast path's scanner. Each
-/// line that is valid UTF-8 and reads as the usual journald/vLLM layers is read with
-/// [`normalize::view`], without allocating. Such a line with no error or warning level,
-/// whose message has none of those literals and whose stream has no block open (blocks
-/// are reassembled per stream), cannot start or continue a failure nor match a signature
-/// (the prefilter reads messages only): it is counted and skipped. Every other line becomes a record: built from the view when there is one
-/// (the same record, without running the layer parsers again), normalized otherwise.
-/// The brute-force engine never skips.
+/// fast path's scanner. Each line that is valid UTF-8 and reads as the usual
+/// journald/vLLM layers is read with [`normalize::view`], without allocating. Such a
+/// line with no error or warning level, whose message has none of those literals and
+/// whose stream has no block open (blocks are reassembled per stream), cannot start or
+/// continue a failure nor match a signature (the prefilter reads messages only): it is
+/// counted and skipped. Every other line becomes a record: built from the view when
+/// there is one (the same record, without running the layer parsers again), normalized
+/// otherwise. The brute-force engine never skips.
 pub struct Engine<'l> {
     pub matcher: Matcher<'l>,
     /// Whether the fast path runs (not for the brute-force engine).

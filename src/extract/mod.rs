@@ -32,7 +32,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::normalize::{Level, Record};
+use crate::normalize::{fnv1a, Level, Record, FNV_OFFSET};
 pub use shapes::ChainMarker;
 pub use sites::Site;
 
@@ -934,8 +934,6 @@ impl Extractor {
     }
 }
 
-/// Cheap test: can this record start or be part of any block or failure? (Used to skip
-/// stream bookkeeping for the bulk of ordinary lines.)
 /// A hasher for keys that are hashes already.
 #[derive(Default)]
 struct Prehashed(u64);
@@ -953,8 +951,8 @@ impl std::hash::Hasher for Prehashed {
     }
 }
 
-use crate::normalize::{fnv1a, FNV_OFFSET};
-
+/// Cheap test: can this record start or be part of any block or failure? (Used to skip
+/// stream bookkeeping for the bulk of ordinary lines.)
 fn could_open(rec: &Record) -> bool {
     let m = rec.message.as_str();
     shapes::is_traceback_header(m) || shapes::frame(m).is_some() || shapes::classify(rec).is_some()

@@ -147,7 +147,6 @@ pub fn parse_text(source: &str, text: &str) -> Facts {
     s.finish()
 }
 
-/// `key : value` with any spacing around the colon (both collect_env layouts).
 /// Literals one of which a line needs for some recognizers (ASCII case-insensitive
 /// superset: pip freeze's `==`, the nvidia-smi banner, torch's capability warnings).
 pub const GATE_LITERALS: &[&str] = &["==", "nvidia-smi", "cuda capabilit"];
@@ -189,6 +188,7 @@ fn may_report_without_literals(t: &str) -> bool {
     colon && key_value(t).is_some_and(|(k, _)| torch::is_key(k))
 }
 
+/// `key : value` with any spacing around the colon (both collect_env layouts).
 pub(crate) fn key_value(t: &str) -> Option<(&str, &str)> {
     let (k, v) = t.split_once(':')?;
     let k = k.trim();

@@ -88,7 +88,6 @@ fn package_value(s: &mut Scanner, line: usize, name: &str, v: &str) {
     }
 }
 
-/// One line outside any mode.
 /// The keys of `collect_env`-style `Key: value` lines that [`line`] reads (its `match`).
 pub fn is_key(k: &str) -> bool {
     matches!(
@@ -106,6 +105,7 @@ pub fn is_key(k: &str) -> bool {
         || k.starts_with("GPU ")
 }
 
+/// One line outside any mode.
 pub fn line(s: &mut Scanner, line: usize, t: &str) -> bool {
     if let Some(c) = INCOMPATIBLE.captures(t) {
         let cap = sm_to_capability(&c[2]);
