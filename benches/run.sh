@@ -16,8 +16,8 @@ need() { command -v "$1" >/dev/null 2>&1 || { apt-get update -qq >/dev/null 2>&1
 need rg ripgrep
 [ -x /usr/bin/time ] || need /usr/bin/time time
 
-cargo build --release --quiet
-BIN=$PWD/target/release/crashdoc
+cargo build --profile profiling --quiet   # release + line tables (Cargo.toml)
+BIN=$PWD/target/profiling/crashdoc
 W=$PWD/target/bench
 mkdir -p "$W"
 
