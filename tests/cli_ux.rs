@@ -51,3 +51,207 @@ fn release_profile_has_no_debug_info_and_profiling_keeps_it() {
     assert!(prof.contains("inherits = \"release\"") && prof.contains("debug = 1"));
     assert!(read("benches/run.sh").contains("--profile profiling"));
 }
+
+// ── 2. conventions ──────────────────────────────────────────────────────────────────
+
+fn code(o: &std::process::Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn inputs_of_jsonl(o: &std::process::Output) -> Vec<String> {
+    stdout(o)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("jsonl");
+            v["input"].as_str().unwrap_or_default().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn keeps_going_past_unreadable_inputs_and_exits_2_at_the_end() {
+    let d = tempfile::TempDir::new().expect("tmp");
+    let missing = d.path().join("missing.log");
+    let o = crashdoc()
+        .args(["--format", "jsonl"])
+        .arg(repo(SCENARIO))
+        .arg(&missing)
+        .arg(repo(SCENARIO))
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert_eq!(
+        inputs_of_jsonl(&o).len(),
+        2,
+        "both readable inputs diagnosed"
+    );
+    assert!(
+        stderr(&o).contains("missing.log: cannot open"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_directory_is_read_as_its_logs_recursively_in_name_order() {
+    let d = tempfile::TempDir::new().expect("tmp");
+    let log = std::fs::read(repo(SCENARIO)).expect("scenario");
+    std::fs::create_dir_all(d.path().join("b/c")).expect("mkdir");
+    std::fs::write(d.path().join("a.log"), &log).expect("write");
+    std::fs::write(d.path().join("b/c/deep.txt"), &log).expect("write");
+    std::fs::write(d.path().join("notes.md"), "not a log").expect("write");
+    std::fs::write(d.path().join("image.bin"), [0u8, 1, 2]).expect("write");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(d.path(), d.path().join("b/loop")).expect("symlink loop");
+    let o = crashdoc()
+        .args(["--format", "jsonl"])
+        .arg(d.path())
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let names = inputs_of_jsonl(&o);
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(
+        names[0].ends_with("a.log") && names[1].ends_with("deep.txt"),
+        "{names:?}"
+    );
+    let empty = tempfile::TempDir::new().expect("tmp");
+    let o = crashdoc().arg(empty.path()).output().expect("run");
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("is a directory with no log file"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn quiet_prints_nothing_and_answers_with_the_exit_code() {
+    let o = crashdoc()
+        .arg("-q")
+        .arg(repo(SCENARIO))
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 0);
+    assert!(o.stdout.is_empty());
+    let o = crashdoc()
+        .args(["--quiet", "--no-builtin"])
+        .arg(repo(SCENARIO))
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 1);
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn output_writes_the_report_to_a_file() {
+    let d = tempfile::TempDir::new().expect("tmp");
+    let f = d.path().join("report.json");
+    let o = crashdoc()
+        .args(["--format", "json", "-o"])
+        .arg(&f)
+        .arg(repo(SCENARIO))
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&f).expect("report")).expect("json");
+    assert_eq!(
+        v["causes"][0]["signature"],
+        "flashinfer-cubin-version-mismatch"
+    );
+    let o = crashdoc()
+        .args(["--color", "auto", "--output"])
+        .arg(&f)
+        .arg(repo(SCENARIO))
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 0);
+    let text = std::fs::read_to_string(&f).expect("report");
+    assert!(!text.contains('\u{1b}'), "no colour in a file");
+}
+
+#[test]
+fn a_mistyped_subcommand_gets_a_suggestion_not_a_file_error() {
+    let o = crashdoc().args(["diagnos", "x.log"]).output().expect("run");
+    assert_eq!(code(&o), 2);
+    let e = stderr(&o);
+    assert!(e.contains("unrecognized subcommand 'diagnos'"), "{e}");
+    assert!(e.contains("'diagnose'"), "{e}");
+    assert!(!e.contains("cannot open"), "{e}");
+    let o = crashdoc().args(["sgi", "list"]).output().expect("run");
+    assert!(stderr(&o).contains("'sig'"), "{}", stderr(&o));
+    // an existing file of that name is still a file
+    let d = tempfile::TempDir::new().expect("tmp");
+    std::fs::write(d.path().join("diagnos"), "").expect("write");
+    let o = crashdoc()
+        .arg("diagnos")
+        .current_dir(d.path())
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+}
+
+#[test]
+fn top_zero_and_formats_that_do_not_apply_are_refused() {
+    let o = crashdoc()
+        .args(["--top", "0"])
+        .arg(repo(SCENARIO))
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("--top"), "{}", stderr(&o));
+    let o = crashdoc()
+        .args(["sig", "atoms", "--format", "markdown"])
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("--format"), "{}", stderr(&o));
+}
+
+/// The table in README.md "Exit codes", row by row.
+#[test]
+fn exit_code_table_for_several_inputs() {
+    let d = tempfile::TempDir::new().expect("tmp");
+    let empty = d.path().join("empty.log");
+    std::fs::write(&empty, "").expect("write");
+    let missing = d.path().join("missing.log");
+    let scenario = repo(SCENARIO);
+    let bad_lib = d.path().join("lib");
+    std::fs::create_dir_all(&bad_lib).expect("mkdir");
+    std::fs::write(bad_lib.join("x.yaml"), "id: [").expect("write");
+    let cases: [(&[&Path], &[&str], i32); 5] = [
+        (&[&scenario, &empty], &[], 0),
+        (&[&empty, &empty], &[], 1),
+        (&[&scenario, &missing], &[], 2),
+        (&[&empty, &missing], &[], 2),
+        (&[&scenario], &["--signatures"], 3),
+    ];
+    for (files, extra, want) in cases {
+        let mut c = crashdoc();
+        c.arg("-q");
+        if !extra.is_empty() {
+            c.args(extra).arg(&bad_lib);
+        }
+        let o = c.args(files).output().expect("run");
+        assert_eq!(code(&o), want, "{files:?} {extra:?}: {}", stderr(&o));
+    }
+    let readme = read("README.md");
+    for row in [
+        "| 0 | a cause was found in at least one input",
+        "| 1 | no known cause found in any input",
+        "| 2 | usage or input error",
+        "| 3 | the signature library is broken",
+    ] {
+        assert!(readme.contains(row), "README exit-code table: {row}");
+    }
+}

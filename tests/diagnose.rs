@@ -162,7 +162,8 @@ fn input_errors_exit_2_and_name_the_file() {
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/log.txt"));
-    let out = crashdoc().arg(repo("tests")).output().expect("run");
+    let empty = tempfile::TempDir::new().expect("tmp");
+    let out = crashdoc().arg(empty.path()).output().expect("run");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is a directory"));
 }

@@ -129,7 +129,7 @@ fn directory_given_as_a_log_is_an_input_error() {
     no_panic(&o);
     assert_eq!(code(&o), 2);
     let e = stderr(&o);
-    assert!(e.contains("is a directory, not a log file"), "{e}");
+    assert!(e.contains("is a directory with no log file"), "{e}");
     assert!(e.contains(&d.path().display().to_string()), "{e}");
 }
 

@@ -1,14 +1,16 @@
 //! `crashdoc diagnose` and `crashdoc extract`.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
+use super::inputs::Inputs;
+use super::output::OutputArgs;
 use super::{ColorChoice, EngineArgs, LibraryArgs, EXIT_FOUND, EXIT_INPUT, EXIT_NONE};
-use crate::ingest::{LineReader, Source};
+use crate::ingest::LineReader;
 use crate::pipeline::Engine;
-use crate::report::{self, text::Style, BuildOptions};
+use crate::report::{self, text::Style, BuildOptions, Diagnosis};
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
@@ -38,8 +40,8 @@ pub struct DiagnoseArgs {
     pub files: Vec<String>,
     #[arg(long, short, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// How many causes to show.
-    #[arg(long, default_value_t = 3)]
+    /// How many causes to show (at least 1).
+    #[arg(long, default_value_t = 3, value_parser = parse_top)]
     pub top: usize,
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
@@ -54,6 +56,8 @@ pub struct DiagnoseArgs {
     pub env: Vec<std::path::PathBuf>,
     #[command(flatten)]
     pub rules: super::preflight::RulesArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -76,30 +80,45 @@ pub enum ExtractFormat {
     Json,
 }
 
-/// The inputs named on the command line, or standard input.
-pub fn sources(files: &[String]) -> Result<Vec<Source>, ExitCode> {
-    if files.is_empty() {
-        if std::io::stdin().is_terminal() {
-            eprintln!("crashdoc: no input: give a log file, or pipe one in (journalctl -u UNIT | crashdoc)");
-            return Err(ExitCode::from(EXIT_INPUT));
-        }
-        return Ok(vec![Source::Stdin]);
+/// `--top N`: at least one cause.
+pub fn parse_top(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1 (0 would hide every cause)".to_string()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
     }
-    Ok(files.iter().map(|f| Source::parse(f)).collect())
 }
 
-fn open(s: &Source) -> Result<LineReader, ExitCode> {
-    LineReader::open(s).map_err(|e| {
-        eprintln!("crashdoc: {e}");
-        ExitCode::from(EXIT_INPUT)
+/// The combined exit code of several inputs: 2 when any could not be read (the others
+/// were still diagnosed), else 0 when any has a cause, else 1.
+pub fn combined_exit(input_errors: usize, any_found: bool) -> ExitCode {
+    ExitCode::from(if input_errors > 0 {
+        EXIT_INPUT
+    } else if any_found {
+        EXIT_FOUND
+    } else {
+        EXIT_NONE
     })
 }
 
+/// One diagnosis in a per-input format (the collecting formats render at the end).
+fn render_one(a: &DiagnoseArgs, d: &Diagnosis, style: Style) -> String {
+    match a.format {
+        Format::Text if !d.findings.is_empty() => {
+            report::text::render(d, style)
+                + "Environment problems (compatibility rules on the facts given):\n"
+                + &super::preflight::render_findings(&d.findings)
+        }
+        Format::Text => report::text::render(d, style),
+        Format::Json => report::json(d) + "\n",
+        Format::Markdown => report::markdown::render(d),
+        Format::Jsonl => serde_json::to_string(d).unwrap_or_default() + "\n",
+        Format::Sarif | Format::Github => String::new(),
+    }
+}
+
 pub fn run_diagnose(a: &DiagnoseArgs) -> ExitCode {
-    let inputs = match sources(&a.files) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
+    let inputs = Inputs::expand(&a.files);
     let lib = match a.library.load() {
         Ok(l) => l,
         Err(c) => return c,
@@ -112,68 +131,72 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> ExitCode {
         Ok(r) => r,
         Err(c) => return c,
     };
+    let mut out = match a.output.open() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("crashdoc: {e}");
+            return ExitCode::from(EXIT_INPUT);
+        }
+    };
     let mut engine = Engine::new(&lib, a.engine.engine).with_facts(facts);
     let style = Style {
-        color: a.color.enabled(),
+        color: a.color.enabled_for(a.output.to_terminal()),
     };
+    let mut errors = inputs.errors.len();
+    for e in &inputs.errors {
+        eprintln!("crashdoc: {e}");
+    }
     let mut any_found = false;
     let mut collected = Vec::new();
-    let mut stdout = std::io::stdout().lock();
-    for (i, s) in inputs.iter().enumerate() {
-        let mut r = match open(s) {
-            Ok(r) => r,
-            Err(c) => return c,
-        };
-        let d = match engine.diagnose(&mut r, BuildOptions { top: a.top }) {
-            Ok(mut d) => {
-                d.findings = crate::rules::check(&rules, &d.environment);
-                d
-            }
+    let mut printed = 0;
+    for s in &inputs.sources {
+        let d = LineReader::open(s)
+            .map_err(|e| e.to_string())
+            .and_then(|mut r| {
+                engine
+                    .diagnose(&mut r, BuildOptions { top: a.top })
+                    .map_err(|e| e.to_string())
+            });
+        let mut d = match d {
+            Ok(d) => d,
             Err(e) => {
                 eprintln!("crashdoc: {e}");
-                return ExitCode::from(EXIT_INPUT);
+                errors += 1;
+                continue;
             }
         };
+        d.findings = crate::rules::check(&rules, &d.environment);
         any_found |= d.found();
         if a.format.collects() {
             collected.push(d);
             continue;
         }
-        let out = match a.format {
-            Format::Text if !d.findings.is_empty() => {
-                report::text::render(&d, style)
-                    + "Environment problems (compatibility rules on the facts given):\n"
-                    + &super::preflight::render_findings(&d.findings)
-            }
-            Format::Text => report::text::render(&d, style),
-            Format::Json => report::json(&d) + "\n",
-            Format::Markdown => report::markdown::render(&d),
-            Format::Jsonl => serde_json::to_string(&d).unwrap_or_default() + "\n",
-            Format::Sarif | Format::Github => String::new(),
-        };
-        if i > 0 && !matches!(a.format, Format::Json | Format::Jsonl) {
-            let _ = writeln!(stdout);
+        let mut text = render_one(a, &d, style);
+        if printed > 0 && !matches!(a.format, Format::Json | Format::Jsonl) {
+            text.insert(0, '\n');
         }
-        if stdout.write_all(out.as_bytes()).is_err() {
+        printed += 1;
+        if out.write_all(text.as_bytes()).is_err() {
             return ExitCode::from(EXIT_INPUT);
         }
     }
-    let out = match a.format {
+    let text = match a.format {
         Format::Sarif => report::sarif::render(&collected),
         Format::Github => report::github::render(&collected),
         _ => String::new(),
     };
-    if stdout.write_all(out.as_bytes()).is_err() {
+    if out
+        .write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .is_err()
+    {
         return ExitCode::from(EXIT_INPUT);
     }
-    ExitCode::from(if any_found { EXIT_FOUND } else { EXIT_NONE })
+    combined_exit(errors, any_found)
 }
 
 pub fn run_extract(a: &ExtractArgs) -> ExitCode {
-    let inputs = match sources(&a.files) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
+    let inputs = Inputs::expand(&a.files);
     let lib = match a.library.load() {
         Ok(l) => l,
         Err(c) => return c,
@@ -182,17 +205,21 @@ pub fn run_extract(a: &ExtractArgs) -> ExitCode {
     let style = Style {
         color: a.color.enabled(),
     };
+    let mut errors = inputs.errors.len();
+    for e in &inputs.errors {
+        eprintln!("crashdoc: {e}");
+    }
     let mut stdout = std::io::stdout().lock();
-    for s in &inputs {
-        let mut r = match open(s) {
-            Ok(r) => r,
-            Err(c) => return c,
-        };
-        let x = match engine.extract(&mut r) {
+    for s in &inputs.sources {
+        let x = LineReader::open(s)
+            .and_then(|mut r| engine.extract(&mut r))
+            .map_err(|e| e.to_string());
+        let x = match x {
             Ok(x) => x,
             Err(e) => {
                 eprintln!("crashdoc: {e}");
-                return ExitCode::from(EXIT_INPUT);
+                errors += 1;
+                continue;
             }
         };
         let out = match a.format {
@@ -203,5 +230,5 @@ pub fn run_extract(a: &ExtractArgs) -> ExitCode {
             return ExitCode::from(EXIT_INPUT);
         }
     }
-    ExitCode::from(EXIT_FOUND)
+    combined_exit(errors, true)
 }

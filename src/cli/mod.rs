@@ -8,8 +8,11 @@ mod bench;
 pub mod contrib;
 pub mod corpus;
 mod diagnose;
+pub mod inputs;
+pub mod output;
 pub mod preflight;
 pub mod sig;
+mod suggest;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -109,13 +112,18 @@ pub enum ColorChoice {
 }
 
 impl ColorChoice {
+    /// Colour for standard output.
     pub fn enabled(self) -> bool {
+        self.enabled_for(std::io::stdout().is_terminal())
+    }
+
+    /// Colour for a destination that is (or is not) a terminal.
+    pub fn enabled_for(self, terminal: bool) -> bool {
         match self {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
             ColorChoice::Auto => {
-                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                    && std::io::stdout().is_terminal()
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && terminal
             }
         }
     }
@@ -135,7 +143,12 @@ pub fn print(text: &str) {
 }
 
 pub fn run() -> ExitCode {
-    let cli = Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(e) = suggest::mistyped_subcommand(&args) {
+        let _ = e.print();
+        return ExitCode::from(EXIT_INPUT);
+    }
+    let cli = Cli::parse_from(args);
     match cli.command {
         None => diagnose::run_diagnose(&cli.diagnose),
         Some(Command::Diagnose(a)) => diagnose::run_diagnose(&a),

@@ -15,7 +15,7 @@ pub enum SigCommand {
     /// List the loaded signatures.
     List(ListArgs),
     /// Print the prefilter's atoms, one per line (for `rg -F -f` / `grep -F -f`).
-    Atoms(ListArgs),
+    Atoms(AtomsArgs),
     /// Run each signature's examples through the real pipeline, prefilter included.
     Test(TestArgs),
     /// Draft a signature from the first failure of a log that the library does not explain.
@@ -33,6 +33,13 @@ pub struct ListArgs {
     /// `text` (one line each) or `markdown` (by category, as in the README).
     #[arg(long, value_enum, default_value_t = ListFormat::Text)]
     pub format: ListFormat,
+}
+
+/// `sig atoms` prints one literal per line; it has no `--format`.
+#[derive(Args, Debug)]
+pub struct AtomsArgs {
+    #[command(flatten)]
+    pub library: LibraryArgs,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
