@@ -255,3 +255,141 @@ fn exit_code_table_for_several_inputs() {
         assert!(readme.contains(row), "README exit-code table: {row}");
     }
 }
+
+// ── 3. output a person can read ─────────────────────────────────────────────────────
+
+const SAMPLE_ARGS: [&str; 4] = ["--width", "100", "--top", "1"];
+
+/// The README's sample output is the real output. `CRASHDOC_BLESS=1 cargo test --test
+/// cli_ux readme_sample` rewrites it.
+#[test]
+fn readme_sample_output_is_the_real_output() {
+    let o = crashdoc()
+        .args(SAMPLE_ARGS)
+        .arg(SCENARIO)
+        .current_dir(repo(""))
+        .output()
+        .expect("run");
+    let block = format!(
+        "```text\n$ crashdoc {} {SCENARIO}\n{}```\n",
+        SAMPLE_ARGS.join(" "),
+        stdout(&o)
+    );
+    let readme = read("README.md");
+    let (start, end) = ("<!-- sample:start -->\n", "<!-- sample:end -->");
+    let a = readme.find(start).expect("start marker") + start.len();
+    let b = readme.find(end).expect("end marker");
+    if readme[a..b] != block && std::env::var_os("CRASHDOC_BLESS").is_some() {
+        let new = format!("{}{block}{}", &readme[..a], &readme[b..]);
+        std::fs::write(repo("README.md"), new).expect("write README");
+        return;
+    }
+    assert!(
+        readme[a..b] == block,
+        "README's sample output differs from the real one: regenerate it with \
+         `CRASHDOC_BLESS=1 cargo test --test cli_ux readme_sample`"
+    );
+}
+
+fn text_of(args: &[&str], log: &Path) -> String {
+    let o = crashdoc().args(args).arg(log).output().expect("run");
+    stdout(&o)
+}
+
+#[test]
+fn evidence_keeps_the_message_and_shortens_the_prefix() {
+    let t = text_of(&["--width", "100"], &repo(SCENARIO));
+    let ev: Vec<&str> = t.lines().filter(|l| l.contains(" │ ")).collect();
+    assert!(!ev.is_empty(), "{t}");
+    for l in &ev {
+        assert!(l.chars().count() <= 100, "fits 100 columns: {l}");
+    }
+    assert!(
+        ev[0].contains("RuntimeError: flashinfer-cubin version (0.6.3) does not match"),
+        "the message is shown, the prefix shortened: {}",
+        ev[0]
+    );
+    // piped without --width: whole lines
+    let t = text_of(&[], &repo(SCENARIO));
+    assert!(t.contains(
+        "(Worker_TP4 pid=216054) ERROR 02-20 23:31:36 [multiproc_executor.py:783] RuntimeError: \
+         flashinfer-cubin version (0.6.3) does not match flashinfer version (0.6.4). Please \
+         install the same version of both packages."
+    ));
+}
+
+/// The explanation ends at the end of a sentence, never in the middle of one.
+#[test]
+fn why_is_never_cut_mid_sentence() {
+    for log in ["corpus", "tests/data/scenario"] {
+        let o = crashdoc()
+            .args(["--top", "5", "-q"])
+            .arg(repo(log))
+            .output()
+            .expect("run");
+        assert_ne!(code(&o), 3);
+        for width in [None, Some("80")] {
+            let mut c = crashdoc();
+            c.args(["--top", "5"]);
+            if let Some(w) = width {
+                c.args(["--width", w]);
+            }
+            let t = stdout(&c.arg(repo(log)).output().expect("run"));
+            let mut whys = 0;
+            let lines: Vec<&str> = t.lines().collect();
+            for (i, l) in lines.iter().enumerate() {
+                if !l.starts_with("   Why: ") {
+                    continue;
+                }
+                whys += 1;
+                let mut last = *l;
+                for next in &lines[i + 1..] {
+                    if !next.starts_with("        ") || next.trim_start().starts_with('$') {
+                        break;
+                    }
+                    last = next;
+                }
+                let end = last.trim_end();
+                assert!(
+                    end.ends_with('.')
+                        || end.ends_with(".)")
+                        || end.ends_with('`')
+                        || end.ends_with("(… --format json for the rest)"),
+                    "{log} width {width:?}: {l} … {end}"
+                );
+            }
+            assert!(whys > 0, "{log}");
+        }
+    }
+}
+
+#[test]
+fn the_gutter_fits_a_seven_digit_line_number() {
+    let d = tempfile::TempDir::new().expect("tmp");
+    let mut log = "\n".repeat(1_200_000).into_bytes();
+    log.extend(std::fs::read(repo(SCENARIO)).expect("scenario"));
+    let p = d.path().join("long.log");
+    std::fs::write(&p, log).expect("write");
+    let t = text_of(&["--width", "120"], &p);
+    let ev: Vec<&str> = t.lines().filter(|l| l.contains(" │ ")).collect();
+    assert!(ev.iter().any(|l| l.starts_with("   1200371 │ ")), "{ev:?}");
+    let bar = ev.iter().map(|l| l.find('│')).collect::<Vec<_>>();
+    assert!(bar.windows(2).all(|w| w[0] == w[1]), "aligned: {ev:?}");
+}
+
+#[test]
+fn when_is_worded_as_a_phrase() {
+    let t = text_of(&["--width", "100"], &repo(SCENARIO));
+    assert!(!t.contains("when only if"), "{t}");
+    assert!(!t.contains("when always"), "{t}");
+    let o = crashdoc()
+        .args(["--format", "markdown"])
+        .arg(repo(SCENARIO))
+        .output()
+        .expect("run");
+    let md = stdout(&o);
+    assert!(
+        !md.contains("when only if") && !md.contains("when always"),
+        "{md}"
+    );
+}

@@ -136,7 +136,13 @@ fn render(engine: &mut Engine<'_>, r: &mut LineReader) -> (String, String) {
         .expect("diagnose");
     (
         report::json(&d),
-        report::text::render(&d, Style { color: false }),
+        report::text::render(
+            &d,
+            Style {
+                color: false,
+                width: None,
+            },
+        ),
     )
 }
 

@@ -27,7 +27,10 @@ fuzz_target!(|data: &[u8]| {
     let mut engines = ENGINES.lock().unwrap();
     let (fast, brute) = &mut *engines;
     let d = fast.diagnose_text("fuzz", &text, BuildOptions::default());
-    let out = report::text::render(&d, Style { color: false });
+    let out = report::text::render(&d, Style {
+            color: false,
+            width: None,
+        });
     assert!(
         !out.chars()
             .any(|c| c.is_control() && c != '\n' && c != '\t'),

@@ -1,12 +1,12 @@
 //! `crashdoc diagnose` and `crashdoc extract`.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
 use super::inputs::Inputs;
-use super::output::OutputArgs;
+use super::output::{OutputArgs, WidthArgs};
 use super::{ColorChoice, EngineArgs, LibraryArgs, EXIT_FOUND, EXIT_INPUT, EXIT_NONE};
 use crate::ingest::LineReader;
 use crate::pipeline::Engine;
@@ -58,6 +58,8 @@ pub struct DiagnoseArgs {
     pub rules: super::preflight::RulesArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub width: WidthArgs,
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -69,6 +71,8 @@ pub struct ExtractArgs {
     pub format: ExtractFormat,
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    #[command(flatten)]
+    pub width: WidthArgs,
     #[command(flatten)]
     pub library: LibraryArgs,
 }
@@ -141,6 +145,7 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> ExitCode {
     let mut engine = Engine::new(&lib, a.engine.engine).with_facts(facts);
     let style = Style {
         color: a.color.enabled_for(a.output.to_terminal()),
+        width: a.width.resolve(a.output.to_terminal()),
     };
     let mut errors = inputs.errors.len();
     for e in &inputs.errors {
@@ -204,6 +209,7 @@ pub fn run_extract(a: &ExtractArgs) -> ExitCode {
     let mut engine = Engine::new(&lib, crate::matcher::EngineKind::Prefilter);
     let style = Style {
         color: a.color.enabled(),
+        width: a.width.resolve(std::io::stdout().is_terminal()),
     };
     let mut errors = inputs.errors.len();
     for e in &inputs.errors {

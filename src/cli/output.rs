@@ -36,3 +36,35 @@ impl OutputArgs {
         !self.quiet && self.output.is_none() && std::io::stdout().is_terminal()
     }
 }
+
+/// The narrowest `--width` accepted.
+const MIN_WIDTH: usize = 40;
+
+/// How wide the text report is.
+#[derive(Args, Debug, Clone, Default)]
+pub struct WidthArgs {
+    /// Fit the text report into N columns (default: the terminal's width; whole lines
+    /// when the output is not a terminal).
+    #[arg(long, value_name = "N", value_parser = parse_width)]
+    pub width: Option<usize>,
+}
+
+fn parse_width(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= MIN_WIDTH => Ok(n),
+        Ok(_) => Err(format!("must be at least {MIN_WIDTH}")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+impl WidthArgs {
+    /// `--width`, else the terminal's width when the report goes to one, else none.
+    pub fn resolve(&self, terminal: bool) -> Option<usize> {
+        self.width.or_else(|| {
+            terminal
+                .then(terminal_size::terminal_size)
+                .flatten()
+                .map(|(w, _)| usize::from(w.0))
+        })
+    }
+}

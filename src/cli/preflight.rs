@@ -118,7 +118,7 @@ pub fn render_findings(findings: &[Finding]) -> String {
                 let when = s
                     .when
                     .as_deref()
-                    .map(|w| format!(" — when {}", escape_control(w)))
+                    .map(|w| format!(" — {}", escape_control(&crate::report::when_phrase(w))))
                     .unwrap_or_default();
                 let fits = if s.fits {
                     " [fits this environment]"

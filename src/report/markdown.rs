@@ -72,7 +72,7 @@ pub fn render(d: &Diagnosis) -> String {
                 let when = s
                     .when
                     .as_deref()
-                    .map(|w| format!(" _(when {})_", escape_control(w)))
+                    .map(|w| format!(" _({})_", escape_control(&super::when_phrase(w))))
                     .unwrap_or_default();
                 let _ = writeln!(out, "{}. {}{when}", i + 1, escape_control(&s.description));
                 if let Some(cmd) = &s.command {

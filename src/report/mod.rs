@@ -413,6 +413,21 @@ fn render_step(
     out
 }
 
+/// A remediation step's `when:` as a phrase: `when the unit runs under systemd`, but
+/// `always first` and `only if …` as written (never `when always`, `when only if`).
+pub fn when_phrase(w: &str) -> String {
+    let t = w.trim();
+    let lower = t.to_lowercase();
+    let as_written = [
+        "always", "when ", "if ", "only ", "unless ", "before ", "after ",
+    ];
+    if as_written.iter().any(|p| lower.starts_with(p)) {
+        t.to_string()
+    } else {
+        format!("when {t}")
+    }
+}
+
 /// Escapes terminal control characters (ANSI escapes, BEL, backspace…) so that text
 /// taken from a log can never drive the user's terminal. Tabs are kept.
 pub fn escape_control(s: &str) -> String {

@@ -142,7 +142,7 @@ fn help(c: &super::Cause) -> String {
     for (i, st) in c.remediation.iter().enumerate() {
         s.push_str(&format!("{}. {}", i + 1, escape_control(&st.description)));
         if let Some(w) = &st.when {
-            s.push_str(&format!(" (when {})", escape_control(w)));
+            s.push_str(&format!(" ({})", escape_control(&super::when_phrase(w))));
         }
         if let Some(cmd) = &st.command {
             s.push_str(&format!("\n   $ {}", escape_control(cmd)));

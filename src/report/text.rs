@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::{clip, escape_control, Cause, Diagnosis};
+use super::{clip, escape_control, when_phrase, Cause, Diagnosis};
 use crate::extract::Extraction;
 use crate::rank::Confidence;
 
@@ -10,6 +10,9 @@ use crate::rank::Confidence;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Style {
     pub color: bool,
+    /// Columns to fit lines into (`--width N`, or the terminal's); `None` (piped output)
+    /// shows lines whole, up to [`UNBOUNDED`] characters.
+    pub width: Option<usize>,
 }
 
 impl Style {
@@ -38,7 +41,114 @@ impl Style {
     }
 }
 
-const WIDTH: usize = 150;
+/// Characters of one log line shown when no width bounds the output (the JSON report
+/// has the line whole).
+pub const UNBOUNDED: usize = 4096;
+/// Characters left for a line's text however narrow the width is.
+const MIN_TEXT: usize = 20;
+/// Characters of a clipped message's log prefix still shown (its tail: the logger's
+/// origin, next to the message).
+const PREFIX_MIN: usize = 12;
+/// The explanation is shown in whole sentences, up to this many characters (at least
+/// one sentence, however long).
+const WHY_BUDGET: usize = 480;
+/// A line-number gutter is at least this wide (it grows with the largest number).
+const GUTTER_MIN: usize = 6;
+
+impl Style {
+    /// Characters left on a line after `used` columns.
+    fn budget(&self, used: usize) -> usize {
+        self.width
+            .map_or(UNBOUNDED, |w| w.saturating_sub(used).max(MIN_TEXT))
+    }
+}
+
+/// The text with at most `max` characters kept from its end (`…` in front when cut).
+fn clip_start(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        return s.to_string();
+    }
+    let tail: String = s.chars().skip(n + 1 - max.max(1)).collect();
+    format!("…{tail}")
+}
+
+/// A log line split into its recognised prefix (journald, process tag, logger…) and its
+/// message; the prefix is empty when none is recognised.
+fn split_prefix(raw: &str) -> (&str, &str) {
+    let rec = crate::normalize::normalize(crate::ingest::Line {
+        number: 0,
+        text: raw.to_string(),
+        truncated: 0,
+    });
+    match raw.strip_suffix(rec.message.as_str()) {
+        Some(prefix) if !rec.message.is_empty() => (prefix, &raw[prefix.len()..]),
+        _ => ("", raw),
+    }
+}
+
+/// An evidence line fitted into `budget` characters: the message is kept first, the
+/// prefix is dimmed and shortened from the front; only then is the message clipped.
+fn fit_line(raw: &str, budget: usize, st: Style) -> String {
+    let (prefix, msg) = split_prefix(raw);
+    let (prefix, msg) = (escape_control(prefix), escape_control(msg));
+    let (plen, mlen) = (prefix.chars().count(), msg.chars().count());
+    if plen + mlen <= budget {
+        return format!("{}{msg}", st.dim(&prefix));
+    }
+    let keep = budget.saturating_sub(mlen).max(PREFIX_MIN.min(plen));
+    let prefix = clip_start(&prefix, keep);
+    let rest = budget.saturating_sub(prefix.chars().count()).max(1);
+    format!("{}{}", st.dim(&prefix), clip(&msg, rest))
+}
+
+/// Whole sentences of `text` up to `budget` characters (at least the first), and
+/// whether some were left out.
+fn sentences(text: &str, budget: usize) -> (&str, bool) {
+    let mut end = 0;
+    for (i, _) in text.match_indices(". ") {
+        let next = text[i + 2..].chars().next();
+        if !next.is_some_and(|c| c.is_uppercase() || c.is_ascii_digit() || c == '(') {
+            continue;
+        }
+        if end > 0 && text[..=i].chars().count() > budget {
+            break;
+        }
+        end = i + 1;
+    }
+    if end == 0 || text.chars().count() <= budget {
+        return (text, false);
+    }
+    (&text[..end], true)
+}
+
+/// Words of `text` on lines of at most `width` columns (a longer word has a line of
+/// its own); the first line starts at column `first_used`, the others with `indent`.
+fn wrap(text: &str, first_used: usize, indent: &str, width: Option<usize>) -> String {
+    let Some(w) = width else {
+        return text.to_string();
+    };
+    let mut out = String::new();
+    let mut col = first_used;
+    let mut line_empty = true;
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let n = word.chars().count();
+        if !line_empty && col + 1 + n > w {
+            out.push('\n');
+            out.push_str(indent);
+            col = indent.chars().count();
+            line_empty = true;
+        }
+        if !line_empty {
+            out.push(' ');
+            col += 1;
+        }
+        out.push_str(word);
+        col += n;
+        line_empty = false;
+    }
+    out
+}
 
 fn spread_text(c: &Cause) -> Option<String> {
     if c.spread.is_empty() {
@@ -128,7 +238,11 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
         seen.push(format!("first: {who}{when}(line {})", f.line));
     }
     if !seen.is_empty() {
-        let _ = writeln!(out, "   Seen: {}", seen.join("; "));
+        let _ = writeln!(
+            out,
+            "   Seen: {}",
+            wrap(&seen.join("; "), 9, "         ", st.width)
+        );
     }
     let mut wh = Vec::new();
     if let Some(m) = &c.importing {
@@ -152,70 +266,18 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
         }
     }
     if !wh.is_empty() {
-        let _ = writeln!(out, "   Where: {}", wh.join("; "));
-    }
-    let _ = writeln!(out, "   Evidence:");
-    for e in c.evidence.iter().take(3) {
         let _ = writeln!(
             out,
-            "   {:>6} │ {}",
-            e.line,
-            clip(&escape_control(&e.text), WIDTH)
+            "   Where: {}",
+            wrap(&wh.join("; "), 10, "          ", st.width)
         );
     }
-    if c.evidence.len() > 3 {
-        let _ = writeln!(
-            out,
-            "   {:>6} │ {}",
-            "",
-            st.dim(&format!(
-                "… {} more (--format json for all)",
-                c.evidence.len() - 3
-            ))
-        );
-    }
-    let _ = writeln!(
-        out,
-        "   Why: {}",
-        clip(&escape_control(&c.explain.replace('\n', " ")), 400)
-    );
+    evidence(out, c, st);
+    why(out, c, st);
     for e in &c.environment {
         let _ = writeln!(out, "   In this environment: {}", escape_control(e));
     }
-    if !c.remediation.is_empty() {
-        let _ = writeln!(out, "   Fix (printed, never run):");
-        for (i, s) in c.remediation.iter().enumerate() {
-            let when = s
-                .when
-                .as_deref()
-                .map(|w| st.dim(&format!(" — when {}", escape_control(w))))
-                .unwrap_or_default();
-            let fits = if s.fits {
-                st.bold(" [fits this environment]")
-            } else {
-                String::new()
-            };
-            let _ = writeln!(
-                out,
-                "     {}. {}{when}{fits}",
-                i + 1,
-                escape_control(&s.description)
-            );
-            if let Some(cmd) = &s.command {
-                let _ = writeln!(
-                    out,
-                    "        {}",
-                    st.cmd(&format!("$ {}", escape_control(cmd)))
-                );
-            } else if let (Some(t), Some(n)) = (&s.template, &s.note) {
-                let _ = writeln!(
-                    out,
-                    "        {}",
-                    st.dim(&format!("({}: {})", escape_control(t), escape_control(n)))
-                );
-            }
-        }
-    }
+    fix(out, c, st);
     if !c.consequences.is_empty() {
         let _ = writeln!(
             out,
@@ -231,7 +293,7 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
                 out,
                 "     - line {}: {}{times}",
                 q.line,
-                clip(&escape_control(&q.text), 110)
+                clip(&escape_control(&q.text), st.budget(16 + times.len()))
             );
         }
         if c.consequences.len() > 6 {
@@ -240,6 +302,99 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
     }
     if let Some(r) = c.references.first() {
         let _ = writeln!(out, "   See: {}", escape_control(r));
+    }
+}
+
+/// The first evidence lines under a gutter as wide as the largest line number.
+fn evidence(out: &mut String, c: &Cause, st: Style) {
+    let _ = writeln!(out, "   Evidence:");
+    let shown = &c.evidence[..c.evidence.len().min(3)];
+    let g = shown
+        .iter()
+        .map(|e| e.line.to_string().len())
+        .max()
+        .unwrap_or(0)
+        .max(GUTTER_MIN);
+    let budget = st.budget(3 + g + 3);
+    for e in shown {
+        let _ = writeln!(out, "   {:>g$} │ {}", e.line, fit_line(&e.text, budget, st));
+    }
+    if c.evidence.len() > 3 {
+        let _ = writeln!(
+            out,
+            "   {:>g$} │ {}",
+            "",
+            st.dim(&format!(
+                "… {} more (--format json for all)",
+                c.evidence.len() - 3
+            ))
+        );
+    }
+}
+
+/// The explanation in whole sentences, wrapped to the width.
+fn why(out: &mut String, c: &Cause, st: Style) {
+    let text = escape_control(&c.explain.replace('\n', " "));
+    let (shown, cut) = sentences(text.trim(), WHY_BUDGET);
+    let mut text = wrap(shown, 8, "        ", st.width);
+    if cut {
+        const MORE: &str = "(… --format json for the rest)";
+        let last = text.rsplit('\n').next().map_or(0, |l| l.chars().count());
+        let first_line = !text.contains('\n');
+        let col = last + if first_line { 8 } else { 0 };
+        if st.width.is_some_and(|w| col + 1 + MORE.chars().count() > w) {
+            text.push_str("\n        ");
+        } else {
+            text.push(' ');
+        }
+        text.push_str(&st.dim(MORE));
+    }
+    let _ = writeln!(out, "   Why: {text}");
+}
+
+/// The remediation steps, printed, never run; wrapped to the width, the `when` on a
+/// line of its own then.
+fn fix(out: &mut String, c: &Cause, st: Style) {
+    if c.remediation.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "   Fix (printed, never run):");
+    for (i, s) in c.remediation.iter().enumerate() {
+        let fits = if s.fits {
+            st.bold(" [fits this environment]")
+        } else {
+            String::new()
+        };
+        let desc = escape_control(&s.description);
+        let when = s.when.as_deref().map(|w| escape_control(&when_phrase(w)));
+        match (when, st.width) {
+            (Some(w), Some(_)) => {
+                let d = wrap(&desc, 8, "        ", st.width);
+                let w = wrap(&format!("— {w}"), 8, "          ", st.width);
+                let _ = writeln!(out, "     {}. {d}{fits}\n        {}", i + 1, st.dim(&w));
+            }
+            (Some(w), None) => {
+                let w = st.dim(&format!(" — {w}"));
+                let _ = writeln!(out, "     {}. {desc}{w}{fits}", i + 1);
+            }
+            (None, _) => {
+                let d = wrap(&desc, 8, "        ", st.width);
+                let _ = writeln!(out, "     {}. {d}{fits}", i + 1);
+            }
+        }
+        if let Some(cmd) = &s.command {
+            let _ = writeln!(
+                out,
+                "        {}",
+                st.cmd(&format!("$ {}", escape_control(cmd)))
+            );
+        } else if let (Some(t), Some(n)) = (&s.template, &s.note) {
+            let _ = writeln!(
+                out,
+                "        {}",
+                st.dim(&format!("({}: {})", escape_control(t), escape_control(n)))
+            );
+        }
     }
 }
 
@@ -266,7 +421,7 @@ pub fn render(d: &Diagnosis, st: Style) -> String {
             let _ = writeln!(
                 out,
                 "The first failure is: {}",
-                clip(&escape_control(u), WIDTH)
+                clip(&escape_control(u), st.budget(22))
             );
             if let Some(f) = d
                 .failures
@@ -386,7 +541,10 @@ pub fn render_extraction(input: &str, x: &Extraction, st: Style) -> String {
             let _ = writeln!(
                 out,
                 "      {}",
-                clip(&escape_control(&f.headline.replace('\n', " ⏎ ")), WIDTH)
+                clip(
+                    &escape_control(&f.headline.replace('\n', " ⏎ ")),
+                    st.budget(6)
+                )
             );
             if let Some(p) = &f.preamble {
                 let _ = writeln!(out, "      preamble: {}", escape_control(p));
