@@ -5,10 +5,10 @@
 use std::path::Path;
 
 use assert_cmd::Command;
-use crashdoc::signature::draft::{self, DraftOptions, Volatile};
-use crashdoc::signature::lint;
-use crashdoc::signature::load::{builtin_files, LibraryFile};
-use crashdoc::signature::{self as sig, LibrarySource};
+use crashdoc::knowledge::signature::load::{builtin_files, LibraryFile};
+use crashdoc::knowledge::signature::{self as sig, LibrarySource};
+use crashdoc::tools::draft::{self, DraftOptions, Volatile};
+use crashdoc::tools::lint;
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/contrib");
 
@@ -338,7 +338,7 @@ fn schema_json_is_current() {
     .expect("signatures/schema.json");
     assert_eq!(
         committed,
-        crashdoc::signature::schema::schema_json(),
+        crashdoc::tools::schema::schema_json(),
         "signatures/schema.json is stale: regenerate it with `crashdoc sig schema > signatures/schema.json`"
     );
 }
@@ -347,7 +347,7 @@ fn schema_json_is_current() {
 fn explain_a_miss_shows_the_closest_line() {
     let lib = sig::load(&[LibrarySource::Builtin]).expect("library");
     let text = std::fs::read_to_string(format!("{DATA}/misp-zmq-address-in-use.log")).expect("log");
-    let e = crashdoc::explain::explain(
+    let e = crashdoc::tools::explain::explain(
         &lib,
         "errno-98-address-already-in-use",
         "misp-zmq-address-in-use.log",
@@ -357,7 +357,7 @@ fn explain_a_miss_shows_the_closest_line() {
     assert!(!e.matched);
     let c = e.closest.as_ref().expect("closest line");
     assert_eq!(c.line, 8, "the ZMQError line is the closest");
-    insta::assert_snapshot!("explain-miss", crashdoc::explain::render(&e));
+    insta::assert_snapshot!("explain-miss", crashdoc::tools::explain::render(&e));
 }
 
 #[test]
@@ -368,7 +368,7 @@ fn explain_a_hit() {
         "/tests/data/scenario/journal.txt"
     ))
     .expect("log");
-    let e = crashdoc::explain::explain(
+    let e = crashdoc::tools::explain::explain(
         &lib,
         "flashinfer-cubin-version-mismatch",
         "journal.txt",

@@ -12,8 +12,8 @@ use std::path::PathBuf;
 
 use assert_cmd::Command;
 use crashdoc::corpus::{self, baseline, run::run_corpus};
-use crashdoc::matcher::EngineKind;
-use crashdoc::signature::{self, load::builtin_files, LibrarySource};
+use crashdoc::engine::matcher::EngineKind;
+use crashdoc::knowledge::signature::{self, load::builtin_files, LibrarySource};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -416,7 +416,7 @@ fn corpus_add_files_an_incident_that_loads_and_scores() {
     );
     // the proposal, replayed, is right by construction
     let lib = signature::load(&[LibrarySource::Builtin]).expect("library");
-    let mut engine = crashdoc::pipeline::Engine::new(&lib, EngineKind::Prefilter);
+    let mut engine = crashdoc::engine::pipeline::Engine::new(&lib, EngineKind::Prefilter);
     let (o, _) = corpus::evaluate(&mut engine, inc).expect("diagnose");
     assert!(o.ok, "{:?}", o.problems);
     // filing it again is refused; a bad category is an input error

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use crashdoc::env::parse_text;
-use crashdoc::rules::{self, RulesSource};
+use crashdoc::knowledge::rules::{self, RulesSource};
 
 fn repo(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
@@ -93,7 +93,7 @@ fn real_collect_env_reports_parse() {
 fn real_rtx5090_report_breaks_the_arch_rule() {
     let rules = rules::load(&[RulesSource::Builtin]).expect("rules");
     let f = facts("leggedlab-26-rtx5090.txt");
-    let found = rules::check(&rules, &f);
+    let found = crashdoc::engine::findings::check(&rules, &f);
     assert_eq!(
         found.first().map(|x| x.rule.as_str()),
         Some("torch-arch-list-covers-gpu")
@@ -109,7 +109,7 @@ fn real_rtx5090_report_breaks_the_arch_rule() {
         "flashinfer-4337-collect-env.txt",
         "sglang-7502-env.txt",
     ] {
-        let v = rules::check(&rules, &facts(ok));
+        let v = crashdoc::engine::findings::check(&rules, &facts(ok));
         assert!(
             v.is_empty(),
             "{ok}: {:?}",
@@ -122,10 +122,12 @@ fn real_rtx5090_report_breaks_the_arch_rule() {
 fn builtin_rules_pass_their_examples_and_name_real_signatures() {
     let rules = rules::load(&[RulesSource::Builtin]).expect("rules");
     assert!(rules.rules.len() >= 5);
-    let rep = rules::test_rules(&rules, None);
+    let rep = crashdoc::tools::rules_test::test_rules(&rules, None);
     assert_eq!(rep.failed, 0, "{:?}", rep.messages);
-    let lib =
-        crashdoc::signature::load(&[crashdoc::signature::LibrarySource::Builtin]).expect("lib");
+    let lib = crashdoc::knowledge::signature::load(&[
+        crashdoc::knowledge::signature::LibrarySource::Builtin,
+    ])
+    .expect("lib");
     for r in &rules.rules {
         if let Some(s) = &r.signature {
             assert!(

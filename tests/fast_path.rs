@@ -7,8 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crashdoc::ingest::{LineReader, Source};
-use crashdoc::normalize::{self, Level};
+use crashdoc::engine::ingest::{LineReader, Source};
+use crashdoc::engine::normalize::{self, Level};
 
 fn logs(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -76,7 +76,7 @@ fn view_records_equal_normalized_records_on_every_real_log() {
 #[test]
 fn view_records_equal_normalized_records_on_the_generated_log() {
     let mut bytes = Vec::new();
-    crashdoc::bench::write_log(&mut bytes, 2_000_000, 3).expect("generate");
+    crashdoc::tools::bench::write_log(&mut bytes, 2_000_000, 3).expect("generate");
     let mut r =
         LineReader::from_reader(Box::new(std::io::Cursor::new(bytes)), "gen".into()).expect("open");
     let (lines, viewed) = check("generated", &mut r);
@@ -101,13 +101,15 @@ fn view_reads_levels_the_fast_path_relies_on() {
 /// and on the scenario journal.
 #[test]
 fn two_threads_give_what_one_thread_gives() {
-    use crashdoc::matcher::EngineKind;
-    use crashdoc::pipeline::Engine;
-    use crashdoc::report::BuildOptions;
-    let lib =
-        crashdoc::signature::load(&[crashdoc::signature::LibrarySource::Builtin]).expect("library");
+    use crashdoc::engine::diagnosis::BuildOptions;
+    use crashdoc::engine::matcher::EngineKind;
+    use crashdoc::engine::pipeline::Engine;
+    let lib = crashdoc::knowledge::signature::load(&[
+        crashdoc::knowledge::signature::LibrarySource::Builtin,
+    ])
+    .expect("library");
     let mut generated = Vec::new();
-    crashdoc::bench::write_log(&mut generated, 6_000_000, 11).expect("generate");
+    crashdoc::tools::bench::write_log(&mut generated, 6_000_000, 11).expect("generate");
     let scenario = std::fs::read(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/scenario/journal.txt"),
     )

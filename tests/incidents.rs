@@ -9,9 +9,9 @@
 use std::path::Path;
 
 use crashdoc::corpus::{self, Incident};
-use crashdoc::matcher::EngineKind;
-use crashdoc::pipeline::Engine;
-use crashdoc::signature::{self, LibrarySource};
+use crashdoc::engine::matcher::EngineKind;
+use crashdoc::engine::pipeline::Engine;
+use crashdoc::knowledge::signature::{self, LibrarySource};
 
 const SHARED: &[&str] = &[
     "deepspeed-other",
@@ -61,9 +61,10 @@ fn key_lines_are_extracted_and_noise_is_never_the_first_failure() {
         .iter()
         .filter(|i| SHARED.contains(&i.name.as_str()))
     {
-        let mut r =
-            crashdoc::ingest::LineReader::open(&crashdoc::ingest::Source::Path(inc.log.clone()))
-                .expect("open");
+        let mut r = crashdoc::engine::ingest::LineReader::open(
+            &crashdoc::engine::ingest::Source::Path(inc.log.clone()),
+        )
+        .expect("open");
         let x = engine.extract(&mut r).expect("extract");
         let key = inc.expected.key_line.clone().unwrap_or_default();
         // In a code-bug incident the thread's key line can be the misleading INFO line

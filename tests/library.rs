@@ -1,7 +1,7 @@
 //! The embedded library as a whole: loads, passes its own examples through the real
 //! pipeline, covers the taxonomy, and the README's list is current.
 
-use crashdoc::signature::{self, Category, LibrarySource, Severity};
+use crashdoc::knowledge::signature::{self, Category, LibrarySource, Severity};
 
 #[test]
 fn builtin_library_loads_and_covers_the_taxonomy() {
@@ -65,11 +65,8 @@ fn every_signature_passes_its_examples() {
 fn docs_list_the_library() {
     let lib = signature::load(&[LibrarySource::Builtin]).expect("library");
     let want = crashdoc::cli::sig::library_markdown(&lib);
-    let have = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/docs/signatures.md"
-    ))
-    .unwrap_or_default();
+    let have = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/signatures.md"))
+        .unwrap_or_default();
     assert!(
         have == want,
         "docs/signatures.md is stale: regenerate it with `cargo run -- sig list --format markdown > docs/signatures.md`"

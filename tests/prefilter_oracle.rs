@@ -6,10 +6,10 @@
 
 use std::path::Path;
 
-use crashdoc::ingest::LineReader;
-use crashdoc::matcher::{EngineKind, Matches};
-use crashdoc::pipeline::Engine;
-use crashdoc::signature::{self, LibrarySource};
+use crashdoc::engine::ingest::LineReader;
+use crashdoc::engine::matcher::{EngineKind, Matches};
+use crashdoc::engine::pipeline::Engine;
+use crashdoc::knowledge::signature::{self, LibrarySource};
 
 fn run(engine: &mut Engine<'_>, name: &str, bytes: Vec<u8>) -> Matches {
     let mut r = LineReader::from_reader(Box::new(std::io::Cursor::new(bytes)), name.to_string())

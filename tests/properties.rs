@@ -22,13 +22,14 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::LazyLock;
 
-use crashdoc::extract::{ExtractOptions, Extractor};
-use crashdoc::ingest::LineReader;
-use crashdoc::matcher::{EngineKind, Matches};
-use crashdoc::normalize::normalize;
-use crashdoc::pipeline::Engine;
-use crashdoc::report::{self, text::Style, BuildOptions};
-use crashdoc::signature::{self, Library, LibrarySource};
+use crashdoc::engine::diagnosis::BuildOptions;
+use crashdoc::engine::extract::{ExtractOptions, Extractor};
+use crashdoc::engine::ingest::LineReader;
+use crashdoc::engine::matcher::{EngineKind, Matches};
+use crashdoc::engine::normalize::normalize;
+use crashdoc::engine::pipeline::Engine;
+use crashdoc::knowledge::signature::{self, Library, LibrarySource};
+use crashdoc::report::{self, text::Style};
 use proptest::prelude::*;
 
 static LIB: LazyLock<Library> =

@@ -9,7 +9,7 @@
 use std::path::Path;
 
 use assert_cmd::Command;
-use crashdoc::signature::{self, Diagnostic, LibrarySource, LoadErrors};
+use crashdoc::knowledge::signature::{self, Diagnostic, LibrarySource, LoadErrors};
 use tempfile::TempDir;
 
 const MODELINE: &str = "# yaml-language-server: $schema=../schema.json\n";
@@ -333,8 +333,10 @@ fn catastrophic_looking_regex_loads_and_matches_in_linear_time() {
 
     // and through the whole pipeline, on a 100 KB exception line
     let log = format!("RuntimeError: {}\n", "a".repeat(100_000));
-    let mut engine =
-        crashdoc::pipeline::Engine::new(&lib, crashdoc::matcher::EngineKind::Prefilter);
+    let mut engine = crashdoc::engine::pipeline::Engine::new(
+        &lib,
+        crashdoc::engine::matcher::EngineKind::Prefilter,
+    );
     let d = engine.diagnose_text("constructed.log", &log, Default::default());
     assert_eq!(
         d.causes.first().map(|c| c.signature.as_str()),

@@ -60,8 +60,8 @@ pub fn run(c: BenchCommand) -> ExitCode {
             };
             let res = match &a.out {
                 Some(p) => std::fs::File::create(p)
-                    .and_then(|mut f| crate::bench::write_log(&mut f, size, a.seed)),
-                None => crate::bench::write_log(&mut std::io::stdout().lock(), size, a.seed),
+                    .and_then(|mut f| crate::tools::bench::write_log(&mut f, size, a.seed)),
+                None => crate::tools::bench::write_log(&mut std::io::stdout().lock(), size, a.seed),
             };
             match res {
                 Ok(_) => ExitCode::from(EXIT_FOUND),
@@ -71,12 +71,14 @@ pub fn run(c: BenchCommand) -> ExitCode {
                 }
             }
         }
-        BenchCommand::GenLib(a) => match crate::bench::write_library(&a.out, a.count, a.seed) {
-            Ok(()) => ExitCode::from(EXIT_FOUND),
-            Err(e) => {
-                eprintln!("crashdoc: cannot write {}: {e}", a.out.display());
-                ExitCode::from(EXIT_INPUT)
+        BenchCommand::GenLib(a) => {
+            match crate::tools::bench::write_library(&a.out, a.count, a.seed) {
+                Ok(()) => ExitCode::from(EXIT_FOUND),
+                Err(e) => {
+                    eprintln!("crashdoc: cannot write {}: {e}", a.out.display());
+                    ExitCode::from(EXIT_INPUT)
+                }
             }
-        },
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! The contributor's commands: `sig new`, `sig lint`, `sig schema`, `sig test DIR…` and
-//! `explain`. The work is done by library modules ([`crate::signature::draft`],
-//! [`crate::signature::lint`], [`crate::signature::schema`], [`crate::explain`]); this
+//! `explain`. The work is done by library modules ([`crate::tools::draft`],
+//! [`crate::tools::lint`], [`crate::tools::schema`], [`crate::tools::explain`]); this
 //! module parses arguments, reads files and maps outcomes to exit codes.
 
 use std::path::{Path, PathBuf};
@@ -9,10 +9,13 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use super::{LibraryArgs, EXIT_FOUND, EXIT_INPUT, EXIT_LIBRARY, EXIT_NONE};
-use crate::ingest::{LineReader, Source};
-use crate::signature::draft::{self, DraftOptions};
-use crate::signature::load::{builtin_files, compile_files, read_dir_files, LibraryFile};
-use crate::signature::{lint, Library, LoadErrors};
+use crate::engine::ingest::{LineReader, Source};
+use crate::knowledge::signature::load::{
+    builtin_files, compile_files, read_dir_files, LibraryFile,
+};
+use crate::knowledge::signature::{Library, LoadErrors};
+use crate::tools::draft::{self, DraftOptions};
+use crate::tools::lint;
 
 #[derive(Args, Debug)]
 pub struct NewArgs {
@@ -177,7 +180,7 @@ pub fn run_new(a: &NewArgs) -> ExitCode {
     }
     eprintln!(
         "crashdoc: drafted from: {}\n  captures: {}",
-        crate::report::escape_control(&d.headline),
+        crate::knowledge::text::escape_control(&d.headline),
         if d.generalized.captures.is_empty() {
             "(none)".to_string()
         } else {
@@ -248,7 +251,7 @@ pub fn run_lint(a: &LintArgs) -> ExitCode {
 }
 
 pub fn run_schema() -> ExitCode {
-    super::print(&crate::signature::schema::schema_json());
+    super::print(&crate::tools::schema::schema_json());
     ExitCode::from(EXIT_FOUND)
 }
 
@@ -264,14 +267,14 @@ pub fn run_explain(a: &ExplainArgs) -> ExitCode {
             return ExitCode::from(EXIT_INPUT);
         }
     };
-    match crate::explain::explain(&lib, &a.signature, &name, &text) {
+    match crate::tools::explain::explain(&lib, &a.signature, &name, &text) {
         Ok(e) => {
             match a.format {
                 LintFormat::Json => super::print(&format!(
                     "{}\n",
                     serde_json::to_string_pretty(&e).unwrap_or_default()
                 )),
-                LintFormat::Text => super::print(&crate::explain::render(&e)),
+                LintFormat::Text => super::print(&crate::tools::explain::render(&e)),
             }
             ExitCode::from(if e.matched { EXIT_FOUND } else { EXIT_NONE })
         }

@@ -14,10 +14,10 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::{print, EngineArgs, LibraryArgs, EXIT_FOUND, EXIT_INPUT, EXIT_NONE};
 use crate::corpus::{self, add, baseline, render, run::run_corpus};
-use crate::ingest::{LineReader, Source};
-use crate::pipeline::Engine;
-use crate::report::BuildOptions;
-use crate::signature::Category;
+use crate::engine::diagnosis::BuildOptions;
+use crate::engine::ingest::{LineReader, Source};
+use crate::engine::pipeline::Engine;
+use crate::knowledge::signature::Category;
 
 #[derive(Subcommand, Debug)]
 pub enum CorpusCommand {
@@ -140,7 +140,7 @@ fn run_run(a: &RunArgs) -> ExitCode {
     let out = match a.format {
         CorpusFormat::Text => render::text(&run.report, &heading),
         CorpusFormat::Json => baseline::to_json(&run.report),
-        CorpusFormat::Junit => crate::report::junit::render(&run, "crashdoc corpus"),
+        CorpusFormat::Junit => crate::corpus::junit::render(&run, "crashdoc corpus"),
         CorpusFormat::Markdown => render::markdown(&run.report),
     };
     print(&out);
@@ -193,7 +193,7 @@ fn run_add(a: &AddArgs) -> ExitCode {
         Ok(l) => l,
         Err(c) => return c,
     };
-    let mut engine = Engine::new(&lib, crate::matcher::EngineKind::Prefilter);
+    let mut engine = Engine::new(&lib, crate::engine::matcher::EngineKind::Prefilter);
     let d = match LineReader::open(&Source::Path(a.log.clone()))
         .and_then(|mut r| engine.diagnose(&mut r, BuildOptions { top: 3 }))
     {

@@ -6,9 +6,10 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use super::{ColorChoice, EngineArgs, LibraryArgs, EXIT_FOUND, EXIT_INPUT, EXIT_NONE};
-use crate::ingest::{LineReader, Source};
-use crate::pipeline::Engine;
-use crate::report::{self, text::Style, BuildOptions};
+use crate::engine::diagnosis::BuildOptions;
+use crate::engine::ingest::{LineReader, Source};
+use crate::engine::pipeline::Engine;
+use crate::report::{self, text::Style};
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
@@ -126,7 +127,7 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> ExitCode {
         };
         let d = match engine.diagnose(&mut r, BuildOptions { top: a.top }) {
             Ok(mut d) => {
-                d.findings = crate::rules::check(&rules, &d.environment);
+                d.findings = crate::engine::findings::check(&rules, &d.environment);
                 d
             }
             Err(e) => {
@@ -178,7 +179,7 @@ pub fn run_extract(a: &ExtractArgs) -> ExitCode {
         Ok(l) => l,
         Err(c) => return c,
     };
-    let mut engine = Engine::new(&lib, crate::matcher::EngineKind::Prefilter);
+    let mut engine = Engine::new(&lib, crate::engine::matcher::EngineKind::Prefilter);
     let style = Style {
         color: a.color.enabled(),
     };

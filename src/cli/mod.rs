@@ -17,8 +17,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::matcher::EngineKind;
-use crate::signature::{self, Library, LibrarySource};
+use crate::engine::matcher::EngineKind;
+use crate::knowledge::signature::{self, Library, LibrarySource};
 
 pub const EXIT_FOUND: u8 = 0;
 pub const EXIT_NONE: u8 = 1;

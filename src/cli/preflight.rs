@@ -13,9 +13,11 @@ use std::time::Duration;
 use clap::{Args, Subcommand, ValueEnum};
 
 use super::{EXIT_FOUND, EXIT_INPUT, EXIT_LIBRARY, EXIT_NONE};
+use crate::engine::findings::{self, Finding};
 use crate::env::{read_env_file, Facts};
-use crate::report::escape_control;
-use crate::rules::{self, Finding, Rules, RulesSource};
+use crate::knowledge::rules::{self, Rules, RulesSource};
+use crate::knowledge::text::escape_control;
+use crate::tools::rules_test;
 
 /// Which rules to load.
 #[derive(Args, Debug, Clone, Default)]
@@ -178,7 +180,7 @@ pub fn run_preflight(a: &PreflightArgs) -> ExitCode {
             Err(c) => return c,
         }
     };
-    let findings = rules::check(&rules, &facts);
+    let findings = findings::check(&rules, &facts);
     let failing = findings.iter().filter(|f| f.fails() || a.strict).count();
     match a.format {
         PreflightFormat::Json => {
@@ -273,7 +275,7 @@ pub fn run_rules(c: RulesCommand) -> ExitCode {
                 Ok(r) => r,
                 Err(c) => return c,
             };
-            let rep = rules::test_rules(&rules, a.filter.as_deref());
+            let rep = rules_test::test_rules(&rules, a.filter.as_deref());
             let mut out = String::new();
             for m in &rep.messages {
                 let _ = writeln!(out, "{m}");

@@ -5,10 +5,10 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 
 use super::{LibraryArgs, EXIT_FOUND, EXIT_NONE};
-use crate::matcher::{EngineKind, Matcher};
-use crate::pipeline::Engine;
-use crate::report::BuildOptions;
-use crate::signature::Severity;
+use crate::engine::diagnosis::BuildOptions;
+use crate::engine::matcher::{EngineKind, Matcher};
+use crate::engine::pipeline::Engine;
+use crate::knowledge::signature::Severity;
 
 #[derive(Subcommand, Debug)]
 pub enum SigCommand {
@@ -42,7 +42,7 @@ pub enum ListFormat {
 }
 
 /// The library by category, as Markdown (`docs/signatures.md` is this output).
-pub fn library_markdown(lib: &crate::signature::Library) -> String {
+pub fn library_markdown(lib: &crate::knowledge::signature::Library) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let benign = lib
@@ -56,7 +56,7 @@ pub fn library_markdown(lib: &crate::signature::Library) -> String {
         lib.signatures.len(),
         benign
     );
-    for cat in crate::signature::Category::ALL {
+    for cat in crate::knowledge::signature::Category::ALL {
         let mut sigs: Vec<_> = lib
             .signatures
             .iter()
@@ -205,15 +205,18 @@ pub struct TestReport {
 }
 
 /// Runs every example of every signature through the pipeline (prefilter included).
-pub fn test_library(lib: &crate::signature::Library, filter: Option<&str>) -> TestReport {
+pub fn test_library(
+    lib: &crate::knowledge::signature::Library,
+    filter: Option<&str>,
+) -> TestReport {
     test_library_where(lib, |s| filter.is_none_or(|f| s.id.contains(f)))
 }
 
 /// Runs the examples of the signatures `select` picks (the whole library is loaded, so
 /// overlaps with any signature are seen).
 pub fn test_library_where(
-    lib: &crate::signature::Library,
-    select: impl Fn(&crate::signature::Signature) -> bool,
+    lib: &crate::knowledge::signature::Library,
+    select: impl Fn(&crate::knowledge::signature::Signature) -> bool,
 ) -> TestReport {
     let mut engine = Engine::new(lib, EngineKind::Prefilter);
     let mut rep = TestReport::default();

@@ -162,7 +162,7 @@ mod tests {
     }
 
     fn report(v: Vec<IncidentResult>) -> CorpusReport {
-        CorpusReport::new(&crate::signature::Library::default(), v)
+        CorpusReport::new(&crate::knowledge::signature::Library::default(), v)
     }
 
     #[test]
