@@ -176,7 +176,7 @@ impl<'l> Matcher<'l> {
             // chain, which outlive the lines: a chain longer than MAX_BLOCK_LINES keeps
             // its final exception after the last kept line, and a headline joins a
             // multi-line message. All of them feed the prefilter, or it would miss
-            // what brute force finds (found by tests/hostile.rs, 500 chained exceptions).
+            // what brute force finds (found by tests/integration/hostile.rs, 500 chained exceptions).
             let headlines: Vec<String> = f.chain.iter().map(|e| e.headline()).collect();
             let texts = f
                 .lines
