@@ -110,13 +110,10 @@ pub struct TestArgs {
     pub filter: Option<String>,
 }
 
-pub fn run(c: SigCommand) -> ExitCode {
+pub fn run(c: SigCommand) -> anyhow::Result<ExitCode> {
     match c {
         SigCommand::List(a) => {
-            let lib = match a.library.load() {
-                Ok(l) => l,
-                Err(c) => return c,
-            };
+            let lib = a.library.load()?;
             let mut text = String::new();
             if a.format == ListFormat::Markdown {
                 text = library_markdown(&lib);
@@ -132,37 +129,29 @@ pub fn run(c: SigCommand) -> ExitCode {
                 }
                 text.push_str(&format!("{} signatures\n", lib.signatures.len()));
             }
-            super::print(&text);
-            ExitCode::from(EXIT_FOUND)
+            super::print(&text)?;
+            Ok(ExitCode::from(EXIT_FOUND))
         }
         SigCommand::Atoms(a) => {
-            let lib = match a.library.load() {
-                Ok(l) => l,
-                Err(c) => return c,
-            };
+            let lib = a.library.load()?;
             let m = Matcher::new(&lib, EngineKind::Prefilter);
             let mut text = String::new();
             for a in m.prefilter().atoms() {
                 text.push_str(a);
                 text.push('\n');
             }
-            super::print(&text);
-            ExitCode::from(EXIT_FOUND)
+            super::print(&text)?;
+            Ok(ExitCode::from(EXIT_FOUND))
         }
         SigCommand::New(a) => super::contrib::run_new(&a),
         SigCommand::Lint(a) => super::contrib::run_lint(&a),
         SigCommand::Schema => super::contrib::run_schema(),
         SigCommand::Test(a) => {
             let (lib, files) = if a.dirs.is_empty() {
-                match a.library.load() {
-                    Ok(l) => (l, None),
-                    Err(c) => return c,
-                }
+                (a.library.load()?, None)
             } else {
-                match super::contrib::library_with_dirs(&a.dirs) {
-                    Ok((l, f)) => (l, Some(f)),
-                    Err(c) => return c,
-                }
+                let (l, f) = super::contrib::library_with_dirs(&a.dirs)?;
+                (l, Some(f))
             };
             let filter = a.filter.as_deref();
             let report = test_library_where(&lib, |s| {
@@ -184,12 +173,12 @@ pub fn run(c: SigCommand) -> ExitCode {
                 "{} passed, {} failed\n",
                 report.passed, report.failed
             ));
-            super::print(&text);
-            ExitCode::from(if report.failed == 0 {
+            super::print(&text)?;
+            Ok(ExitCode::from(if report.failed == 0 {
                 EXIT_FOUND
             } else {
                 EXIT_NONE
-            })
+            }))
         }
     }
 }

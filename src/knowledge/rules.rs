@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cond::{self, FactCond, FactCondition};
 use super::signature::compile::{valid_id, Step};
-use super::signature::error::{Diagnostic, LoadErrors};
+use super::signature::error::{Code, Diagnostic, LoadErrors};
 use super::signature::load::{file_stem, read_dir_files, yaml_error, yaml_options, LibraryFile};
 use super::signature::model::{self, Category, Severity, Text};
 
@@ -137,12 +137,13 @@ fn compile_rule(f: &RuleFile, name: &str, text: &str) -> Result<Rule, Vec<Diagno
     );
     if !valid_id(&id) {
         errors.push(
-            Diagnostic::error("E002", name, format!("id `{id}` is not kebab-case")).at(text, l, c),
+            Diagnostic::new(Code::E002, name, format!("id `{id}` is not kebab-case"))
+                .at(text, l, c),
         );
     } else if id != file_stem(name) {
         errors.push(
-            Diagnostic::error(
-                "E003",
+            Diagnostic::new(
+                Code::E003,
                 name,
                 format!(
                     "id `{id}` does not match the file name `{}.yaml`",
@@ -180,8 +181,8 @@ fn compile_rule(f: &RuleFile, name: &str, text: &str) -> Result<Rule, Vec<Diagno
     for v in super::vars::prose_variables(&f.explain) {
         if !super::vars::is_known(&v) {
             errors.push(
-                Diagnostic::error(
-                    "E007",
+                Diagnostic::new(
+                    Code::E007,
                     name,
                     format!("explain variable `{v}` is not an environment value"),
                 )
@@ -195,17 +196,17 @@ fn compile_rule(f: &RuleFile, name: &str, text: &str) -> Result<Rule, Vec<Diagno
         } else {
             (l, c)
         };
-        errors.push(Diagnostic::error("E014", name, e.message).at(text, line, col));
+        errors.push(Diagnostic::new(Code::E014, name, e.message).at(text, line, col));
     }
     if f.references.is_empty() {
         errors.push(
-            Diagnostic::error("E015", name, "a rule needs at least one reference").at(text, l, c),
+            Diagnostic::new(Code::E015, name, "a rule needs at least one reference").at(text, l, c),
         );
     }
     if f.examples.fail.is_empty() || f.examples.pass.is_empty() {
         errors.push(
-            Diagnostic::error(
-                "E015",
+            Diagnostic::new(
+                Code::E015,
                 name,
                 "a rule needs examples: at least one report it must `fail` and one it must `pass`",
             )
@@ -241,15 +242,15 @@ pub fn compile_files(files: &[LibraryFile]) -> Result<Rules, LoadErrors> {
             continue;
         }
         if !(base.ends_with(".yaml") || base.ends_with(".yml")) {
-            errors.push(Diagnostic::error(
-                "E010",
+            errors.push(Diagnostic::new(
+                Code::E010,
                 &f.name,
                 "not a rule file: a rules folder holds <id>.yaml rules, schema.json and Markdown only",
             ));
             continue;
         }
         if f.text.len() > super::signature::load::MAX_FILE_BYTES {
-            errors.push(Diagnostic::error("E011", &f.name, "file is too large"));
+            errors.push(Diagnostic::new(Code::E011, &f.name, "file is too large"));
             continue;
         }
         let parsed = match serde_saphyr::from_str_with_options::<RuleFile>(&f.text, yaml_options())
@@ -262,8 +263,8 @@ pub fn compile_files(files: &[LibraryFile]) -> Result<Rules, LoadErrors> {
         };
         if let Some(other) = seen.get(&parsed.id.value) {
             errors.push(
-                Diagnostic::error(
-                    "E004",
+                Diagnostic::new(
+                    Code::E004,
                     &f.name,
                     format!("duplicate rule id `{}`: also in {other}", parsed.id.value),
                 )

@@ -9,6 +9,6 @@ pub mod text;
 use crate::engine::diagnosis::Diagnosis;
 
 /// The JSON report (pretty-printed).
-pub fn json(d: &Diagnosis) -> String {
-    serde_json::to_string_pretty(d).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+pub fn json(d: &Diagnosis) -> Result<String, serde_json::Error> {
+    serde_json::to_string_pretty(d)
 }

@@ -157,7 +157,7 @@ fn help(c: &crate::engine::diagnosis::Cause) -> String {
 }
 
 /// The SARIF log of some diagnoses (pretty JSON with a final newline).
-pub fn render(ds: &[Diagnosis]) -> String {
+pub fn render(ds: &[Diagnosis]) -> Result<String, serde_json::Error> {
     let mut rules: Vec<Rule> = Vec::new();
     let mut index: BTreeMap<String, usize> = BTreeMap::new();
     let mut results = Vec::new();
@@ -249,5 +249,5 @@ pub fn render(ds: &[Diagnosis]) -> String {
             column_kind: "unicodeCodePoints",
         }],
     };
-    serde_json::to_string_pretty(&log).unwrap_or_default() + "\n"
+    Ok(serde_json::to_string_pretty(&log)? + "\n")
 }

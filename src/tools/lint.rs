@@ -23,7 +23,7 @@
 use regex_syntax::ast::{self, Ast};
 
 use crate::knowledge::signature::compile;
-use crate::knowledge::signature::error::Diagnostic;
+use crate::knowledge::signature::error::{Code, Diagnostic};
 use crate::knowledge::signature::load::{compile_files, parse_signature, LibraryFile};
 use crate::knowledge::signature::model::{Condition, SignatureFile, Text};
 
@@ -227,8 +227,8 @@ fn advise(f: &LibraryFile, s: &SignatureFile) -> Vec<Diagnostic> {
     let name = f.name.as_str();
     if f.text.lines().next().map(str::trim_end) != Some(MODELINE) {
         out.push(
-            Diagnostic::warning(
-                "W006",
+            Diagnostic::new(
+                Code::W006,
                 name,
                 format!("the file does not start with the modeline `{MODELINE}` (editors then neither complete nor validate it)"),
             )
@@ -242,8 +242,8 @@ fn advise(f: &LibraryFile, s: &SignatureFile) -> Vec<Diagnostic> {
                 && weak_atom(&a.value)
             {
                 out.push(at(
-                    Diagnostic::warning(
-                        "W001",
+                    Diagnostic::new(
+                        Code::W001,
                         name,
                         format!("weak atom `{}`: too short or too common in ordinary logs; give a longer, rarer literal", a.value),
                     ),
@@ -266,8 +266,8 @@ fn advise(f: &LibraryFile, s: &SignatureFile) -> Vec<Diagnostic> {
                 .copied()
                 .unwrap_or(&s.id);
             out.push(at(
-                Diagnostic::warning(
-                    "W001",
+                Diagnostic::new(
+                    Code::W001,
                     name,
                     format!(
                         "weak derived atom{} {}: too short or too common in ordinary logs; add a longer literal to the regex or give `atoms:`",
@@ -288,8 +288,8 @@ fn advise(f: &LibraryFile, s: &SignatureFile) -> Vec<Diagnostic> {
         for cap in capture_names(&t.value) {
             if *negated {
                 out.push(at(
-                    Diagnostic::warning(
-                        "W002",
+                    Diagnostic::new(
+                        Code::W002,
                         name,
                         format!("capture `{cap}` is inside `not:` and never yields a value; make the group non-capturing `(?:...)`"),
                     ),
@@ -298,8 +298,8 @@ fn advise(f: &LibraryFile, s: &SignatureFile) -> Vec<Diagnostic> {
                 ));
             } else if !alt && seen.contains(&cap) {
                 out.push(at(
-                    Diagnostic::warning(
-                        "W002",
+                    Diagnostic::new(
+                        Code::W002,
                         name,
                         format!("capture `{cap}` is defined by an earlier regex too; the first value wins, so this one is never used: rename it or make it non-capturing `(?:...)`"),
                     ),
@@ -318,8 +318,8 @@ fn advise(f: &LibraryFile, s: &SignatureFile) -> Vec<Diagnostic> {
                 .map(|(off, text)| format!("`{text}` (offset {off})"))
                 .collect();
             out.push(at(
-                Diagnostic::warning(
-                    "W005",
+                Diagnostic::new(
+                    Code::W005,
                     name,
                     format!("Unicode-aware {} where ASCII would do (slower to compile, larger): write `[0-9]` for `\\d`, `[A-Za-z0-9_]` for `\\w`, `(?-u:\\b)` for `\\b`", list.join(", ")),
                 ),
@@ -330,8 +330,8 @@ fn advise(f: &LibraryFile, s: &SignatureFile) -> Vec<Diagnostic> {
     }
     if s.references.is_empty() {
         out.push(at(
-            Diagnostic::warning(
-                "W003",
+            Diagnostic::new(
+                Code::W003,
                 name,
                 "no `references:`: name where the message and the fix are confirmed (an upstream source file, an issue thread)",
             ),
@@ -341,8 +341,8 @@ fn advise(f: &LibraryFile, s: &SignatureFile) -> Vec<Diagnostic> {
     }
     if s.examples.matches.is_empty() {
         out.push(at(
-            Diagnostic::warning(
-                "W004",
+            Diagnostic::new(
+                Code::W004,
                 name,
                 "no positive example: add a real log excerpt under `examples: match:` (with its `source:`)",
             ),
@@ -389,8 +389,8 @@ pub fn lint(files: &[LibraryFile], context: &[LibraryFile]) -> LintReport {
                 r.force().err().map(|e| {
                     let msg = e.to_string();
                     let detail = msg.lines().last().unwrap_or(&msg).trim().to_string();
-                    Diagnostic::error(
-                        "E005",
+                    Diagnostic::new(
+                        Code::E005,
                         &s.file,
                         format!("regex `{}` cannot be built: {detail}", r.as_str()),
                     )

@@ -182,3 +182,34 @@ fn golden_reports() {
         golden(inc, &log, "markdown");
     }
 }
+
+/// `crashdoc --format json LOG | head -c 10`: the reader goes away after 10 bytes; the
+/// rest of the report (about 90 KB, more than a pipe holds) meets a closed pipe.
+#[test]
+fn a_closed_stdout_ends_quietly_with_0() {
+    use std::io::Read;
+    use std::process::Stdio;
+    for args in [
+        &["--format", "json"][..],
+        &["extract", "--format", "json"][..],
+    ] {
+        let mut child = std::process::Command::new(crate::util::bin())
+            .args(args)
+            .arg(repo(SCENARIO))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let mut head = [0u8; 10];
+        child
+            .stdout
+            .take()
+            .expect("stdout")
+            .read_exact(&mut head)
+            .expect("10 bytes");
+        let o = child.wait_with_output().expect("wait");
+        assert_eq!(&head[..1], b"{", "{args:?}");
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&o.stderr), "", "{args:?}");
+    }
+}

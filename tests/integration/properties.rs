@@ -135,7 +135,7 @@ fn render(engine: &mut Engine<'_>, r: &mut LineReader) -> (String, String) {
         .diagnose(r, BuildOptions::default())
         .expect("diagnose");
     (
-        report::json(&d),
+        report::json(&d).expect("serializes"),
         report::text::render(&d, Style { color: false }),
     )
 }

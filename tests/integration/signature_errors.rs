@@ -356,7 +356,7 @@ fn every_problem_of_every_file_is_reported_at_once() {
         ("misnamed.yaml", &valid("other-name")),
     ]);
     let e = load_err(&[dir.path()]);
-    let codes: Vec<&str> = e.0.iter().map(|d| d.code).collect();
+    let codes: Vec<&str> = e.0.iter().map(|d| d.code.as_str()).collect();
     assert_eq!(codes, ["E002", "E009", "E003"], "{e}");
 }
 
@@ -404,6 +404,32 @@ fn an_oversized_file_does_not_hide_the_other_files_errors() {
         ),
     ]);
     let e = load_err(&[dir.path()]);
-    let codes: Vec<&str> = e.0.iter().map(|d| d.code).collect();
+    let codes: Vec<&str> = e.0.iter().map(|d| d.code.as_str()).collect();
     assert_eq!(codes, ["E011", "E009"], "{e}");
+}
+
+#[test]
+fn the_documented_codes_are_the_codes() {
+    use crashdoc::knowledge::signature::error::{Code, Level};
+    let doc = std::fs::read_to_string(crate::util::repo("CONTRIBUTING.md")).expect("read");
+    let rows: Vec<(String, String, String)> = doc
+        .lines()
+        .filter(|l| l.starts_with("| E") || l.starts_with("| W"))
+        .map(|l| {
+            let cells: Vec<&str> = l.trim_matches('|').split(" | ").map(str::trim).collect();
+            let cell = |i: usize| cells.get(i).copied().unwrap_or_default().to_string();
+            (cell(0), cell(1), cell(2))
+        })
+        .collect();
+    let want: Vec<(String, String, String)> = Code::ALL
+        .iter()
+        .map(|c| {
+            let level = match c.level() {
+                Level::Error => "error",
+                Level::Warning => "warning",
+            };
+            (c.to_string(), level.to_string(), c.title().to_string())
+        })
+        .collect();
+    assert_eq!(rows, want, "CONTRIBUTING.md's code table differs from Code");
 }

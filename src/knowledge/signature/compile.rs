@@ -11,7 +11,7 @@ use regex::RegexBuilder;
 use regex_syntax::ast::{self, Ast};
 
 use super::atoms::{self, AtomSet};
-use super::error::Diagnostic;
+use super::error::{Code, Diagnostic};
 use super::lazy::{could_be_big, LazyRegex};
 use super::model::{self, Category, Severity, SignatureFile, Text};
 use super::template::Template;
@@ -110,8 +110,8 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn err(&mut self, code: &'static str, at: &Text, msg: String) {
-        let d = Diagnostic::error(code, self.file, msg).at(
+    fn err(&mut self, code: Code, at: &Text, msg: String) {
+        let d = Diagnostic::new(code, self.file, msg).at(
             self.source,
             at.referenced.line() as usize,
             at.referenced.column() as usize,
@@ -142,7 +142,7 @@ impl Ctx<'_> {
                 Ok(re) => LazyRegex::built(re, REGEX_SIZE_LIMIT),
                 Err(regex::Error::CompiledTooBig(n)) => {
                     self.err(
-                        "E005",
+                        Code::E005,
                         t,
                         format!("regex is too big once compiled (limit {n} bytes); split it or make it narrower"),
                     );
@@ -165,7 +165,7 @@ impl Ctx<'_> {
     fn invalid_regex(&mut self, t: &Text, msg: &str) {
         let detail = msg.lines().last().unwrap_or(msg).trim().to_string();
         let pat = t.value.as_str();
-        self.err("E005", t, format!("invalid regex `{pat}`: {detail}"));
+        self.err(Code::E005, t, format!("invalid regex `{pat}`: {detail}"));
     }
 
     fn collect_captures(&mut self, pat: &str, parsed: &Ast) {
@@ -211,7 +211,7 @@ impl Ctx<'_> {
                 let name = t.value.trim();
                 if name.is_empty() || name.contains(char::is_whitespace) {
                     self.err(
-                        "E009",
+                        Code::E009,
                         t,
                         format!("`{}` is not an exception type name", t.value),
                     );
@@ -224,7 +224,7 @@ impl Ctx<'_> {
                 Some(k) => Cond::Kind(k),
                 None => {
                     self.err(
-                        "E009",
+                        Code::E009,
                         t,
                         format!(
                             "unknown failure kind `{}` (one of: {})",
@@ -282,7 +282,7 @@ impl Ctx<'_> {
             )
         };
         self.errors
-            .push(Diagnostic::error("E014", self.file, e.message).at(self.source, line, col));
+            .push(Diagnostic::new(Code::E014, self.file, e.message).at(self.source, line, col));
     }
 
     /// A fact condition tree of a step or a note (`if:`).
@@ -379,14 +379,14 @@ pub(crate) fn command_template(
         Ok(tpl) => {
             for v in tpl.variables() {
                 if let Some(msg) = unknown(v) {
-                    errors.push(Diagnostic::error("E007", file, msg).at(source, line, column));
+                    errors.push(Diagnostic::new(Code::E007, file, msg).at(source, line, column));
                 }
             }
             Some(tpl)
         }
         Err(e) => {
             let msg = format!("bad command template at offset {}: {}", e.offset, e.message);
-            errors.push(Diagnostic::error("E007", file, msg).at(source, line, column));
+            errors.push(Diagnostic::new(Code::E007, file, msg).at(source, line, column));
             None
         }
     }
@@ -420,13 +420,13 @@ pub fn compile(
     let id = f.id.value.clone();
     if !valid_id(&id) {
         cx.err(
-            "E002",
+            Code::E002,
             &f.id,
             format!("id `{id}` is not kebab-case (lowercase letters, digits and single dashes)"),
         );
     } else if id != stem {
         cx.err(
-            "E003",
+            Code::E003,
             &f.id,
             format!("id `{id}` does not match the file name `{stem}.yaml`"),
         );
@@ -440,7 +440,7 @@ pub fn compile(
     for a in &f.atoms {
         if a.value.len() < atoms::MIN_ATOM_LEN {
             cx.err(
-                "E006",
+                Code::E006,
                 a,
                 format!(
                     "atom `{}` is shorter than {} characters",
@@ -457,7 +457,7 @@ pub fn compile(
     };
     if cond.is_some() && atoms.is_none() {
         cx.err(
-            "E006",
+            Code::E006,
             &f.id,
             "no usable atom: no condition yields a literal of 3 or more characters that every match must contain; add a `message`/`text` regex with a literal part, an `exception`, or give `atoms:`".to_string(),
         );
@@ -495,7 +495,7 @@ pub fn compile(
         for v in crate::knowledge::vars::prose_variables(&n.text) {
             if !crate::knowledge::vars::is_known(&v) {
                 cx.err(
-                    "E007",
+                    Code::E007,
                     &f.id,
                     format!(
                         "explain_env variable `{v}` is not an environment value (known: {})",

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::compile::{self, Signature};
-use super::error::{Diagnostic, LoadErrors};
+use super::error::{Code, Diagnostic, LoadErrors};
 use super::model::{FramesFile, SignatureFile};
 
 /// Largest signature file accepted.
@@ -83,7 +83,7 @@ pub(crate) fn yaml_error(name: &str, text: &str, e: &serde_saphyr::Error) -> Dia
         }
     }
     let msg = msg.to_string();
-    let d = Diagnostic::error("E001", name, msg);
+    let d = Diagnostic::new(Code::E001, name, msg);
     match e.location() {
         Some(l) => d.at(text, l.line() as usize, l.column() as usize),
         None => d,
@@ -93,8 +93,8 @@ pub(crate) fn yaml_error(name: &str, text: &str, e: &serde_saphyr::Error) -> Dia
 /// Parses one signature file.
 pub fn parse_signature(name: &str, text: &str) -> Result<SignatureFile, Diagnostic> {
     if text.len() > MAX_FILE_BYTES {
-        return Err(Diagnostic::error(
-            "E011",
+        return Err(Diagnostic::new(
+            Code::E011,
             name,
             format!(
                 "file is {} bytes; signature files are limited to {MAX_FILE_BYTES}",
@@ -139,8 +139,8 @@ pub fn read_dir_files(dir: &Path) -> (Vec<LibraryFile>, Vec<Diagnostic>) {
     let mut errors = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     if !dir.is_dir() {
-        let d = Diagnostic::error(
-            "E013",
+        let d = Diagnostic::new(
+            Code::E013,
             &dir.display().to_string(),
             "not a directory (--signatures takes a folder of <id>.yaml files)",
         );
@@ -151,8 +151,8 @@ pub fn read_dir_files(dir: &Path) -> (Vec<LibraryFile>, Vec<Diagnostic>) {
         let entries = match std::fs::read_dir(&d) {
             Ok(e) => e,
             Err(e) => {
-                errors.push(Diagnostic::error(
-                    "E013",
+                errors.push(Diagnostic::new(
+                    Code::E013,
                     &d.display().to_string(),
                     format!("cannot read folder: {e}"),
                 ));
@@ -169,8 +169,8 @@ pub fn read_dir_files(dir: &Path) -> (Vec<LibraryFile>, Vec<Diagnostic>) {
                         files.push(p);
                     }
                 }
-                Err(e) => errors.push(Diagnostic::error(
-                    "E013",
+                Err(e) => errors.push(Diagnostic::new(
+                    Code::E013,
                     &d.display().to_string(),
                     format!("cannot read folder: {e}"),
                 )),
@@ -185,8 +185,8 @@ pub fn read_dir_files(dir: &Path) -> (Vec<LibraryFile>, Vec<Diagnostic>) {
         }
         match std::fs::metadata(&p) {
             Ok(m) if m.len() as usize > MAX_FILE_BYTES => {
-                errors.push(Diagnostic::error(
-                    "E011",
+                errors.push(Diagnostic::new(
+                    Code::E011,
                     &name,
                     format!(
                         "file is {} bytes; signature files are limited to {MAX_FILE_BYTES}",
@@ -196,8 +196,8 @@ pub fn read_dir_files(dir: &Path) -> (Vec<LibraryFile>, Vec<Diagnostic>) {
                 continue;
             }
             Err(e) => {
-                errors.push(Diagnostic::error(
-                    "E013",
+                errors.push(Diagnostic::new(
+                    Code::E013,
                     &name,
                     format!("cannot read: {e}"),
                 ));
@@ -208,8 +208,8 @@ pub fn read_dir_files(dir: &Path) -> (Vec<LibraryFile>, Vec<Diagnostic>) {
         match std::fs::read(&p) {
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(text) => out.push(LibraryFile { name, text }),
-                Err(e) => errors.push(Diagnostic::error(
-                    "E001",
+                Err(e) => errors.push(Diagnostic::new(
+                    Code::E001,
                     &name,
                     format!(
                         "not UTF-8 text (invalid byte at offset {})",
@@ -217,8 +217,8 @@ pub fn read_dir_files(dir: &Path) -> (Vec<LibraryFile>, Vec<Diagnostic>) {
                     ),
                 )),
             },
-            Err(e) => errors.push(Diagnostic::error(
-                "E013",
+            Err(e) => errors.push(Diagnostic::new(
+                Code::E013,
                 &name,
                 format!("cannot read: {e}"),
             )),
@@ -256,8 +256,8 @@ pub fn compile_files(files: &[LibraryFile]) -> Result<Library, LoadErrors> {
         match role(&f.name) {
             FileRole::Ignored => continue,
             FileRole::Unexpected => {
-                errors.push(Diagnostic::error(
-                    "E010",
+                errors.push(Diagnostic::new(
+                    Code::E010,
                     &f.name,
                     "not a signature file: a library folder holds <id>.yaml signatures, frames.yaml, schema.json and Markdown only",
                 ));
@@ -265,8 +265,8 @@ pub fn compile_files(files: &[LibraryFile]) -> Result<Library, LoadErrors> {
             }
             FileRole::Frames => {
                 if f.text.len() > MAX_FILE_BYTES {
-                    errors.push(Diagnostic::error(
-                        "E011",
+                    errors.push(Diagnostic::new(
+                        Code::E011,
                         &f.name,
                         "frames.yaml is too large",
                     ));
@@ -294,8 +294,8 @@ pub fn compile_files(files: &[LibraryFile]) -> Result<Library, LoadErrors> {
         let col = parsed.id.referenced.column() as usize;
         if let Some((other, l, c)) = seen.get(&parsed.id.value) {
             errors.push(
-                Diagnostic::error(
-                    "E004",
+                Diagnostic::new(
+                    Code::E004,
                     &f.name,
                     format!(
                         "duplicate id `{}`: also defined at {other}:{l}:{c}",
@@ -326,8 +326,8 @@ pub fn compile_files(files: &[LibraryFile]) -> Result<Library, LoadErrors> {
     for (file, target, line, col, text) in links {
         if !seen.contains_key(&target) {
             errors.push(
-                Diagnostic::error(
-                    "E008",
+                Diagnostic::new(
+                    Code::E008,
                     &file,
                     format!("consequence_of names `{target}`, which no loaded signature defines"),
                 )

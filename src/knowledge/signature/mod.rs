@@ -18,6 +18,6 @@ pub mod model;
 pub mod template;
 
 pub use compile::{Cond, Signature};
-pub use error::{Diagnostic, LoadErrors};
+pub use error::{Code, Diagnostic, LoadErrors};
 pub use load::{load, Library, LibrarySource};
 pub use model::{Category, Severity};
