@@ -2,9 +2,10 @@
 
 use std::fmt::Write as _;
 
-use super::{clip, escape_control, Cause, Diagnosis};
-use crate::extract::Extraction;
-use crate::rank::Confidence;
+use crate::engine::diagnosis::{Cause, Diagnosis};
+use crate::engine::extract::Extraction;
+use crate::engine::rank::Confidence;
+use crate::knowledge::text::{clip, escape_control};
 
 /// Terminal styling; off when not a terminal or when `NO_COLOR` is set.
 #[derive(Debug, Clone, Copy, Default)]
