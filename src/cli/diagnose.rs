@@ -8,9 +8,10 @@ use clap::{Args, ValueEnum};
 use super::inputs::Inputs;
 use super::output::{OutputArgs, WidthArgs};
 use super::{ColorChoice, EngineArgs, LibraryArgs, EXIT_FOUND, EXIT_INPUT, EXIT_NONE};
-use crate::ingest::LineReader;
-use crate::pipeline::Engine;
-use crate::report::{self, text::Style, BuildOptions, Diagnosis};
+use crate::engine::diagnosis::{BuildOptions, Diagnosis};
+use crate::engine::ingest::LineReader;
+use crate::engine::pipeline::Engine;
+use crate::report::{self, text::Style};
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
@@ -105,63 +106,49 @@ pub fn combined_exit(input_errors: usize, any_found: bool) -> ExitCode {
     })
 }
 
+/// Says each input that cannot be read; returns how many.
+fn report_input_errors(inputs: &Inputs) -> usize {
+    for e in &inputs.errors {
+        eprintln!("crashdoc: {e}");
+    }
+    inputs.errors.len()
+}
+
 /// One diagnosis in a per-input format (the collecting formats render at the end).
-fn render_one(a: &DiagnoseArgs, d: &Diagnosis, style: Style) -> String {
-    match a.format {
+fn render_one(a: &DiagnoseArgs, d: &Diagnosis, style: Style) -> anyhow::Result<String> {
+    Ok(match a.format {
         Format::Text if !d.findings.is_empty() => {
             report::text::render(d, style)
                 + "Environment problems (compatibility rules on the facts given):\n"
                 + &super::preflight::render_findings(&d.findings)
         }
         Format::Text => report::text::render(d, style),
-        Format::Json => report::json(d) + "\n",
+        Format::Json => report::json(d)? + "\n",
         Format::Markdown => report::markdown::render(d),
-        Format::Jsonl => serde_json::to_string(d).unwrap_or_default() + "\n",
+        Format::Jsonl => serde_json::to_string(d)? + "\n",
         Format::Sarif | Format::Github => String::new(),
-    }
+    })
 }
 
-pub fn run_diagnose(a: &DiagnoseArgs) -> ExitCode {
+pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     let inputs = Inputs::expand(&a.files);
-    let lib = match a.library.load() {
-        Ok(l) => l,
-        Err(c) => return c,
-    };
-    let facts = match super::preflight::read_envs(&a.env) {
-        Ok(f) => f,
-        Err(c) => return c,
-    };
-    let rules = match a.rules.load() {
-        Ok(r) => r,
-        Err(c) => return c,
-    };
-    let mut out = match a.output.open() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("crashdoc: {e}");
-            return ExitCode::from(EXIT_INPUT);
-        }
-    };
+    let lib = a.library.load()?;
+    let facts = super::preflight::read_envs(&a.env)?;
+    let rules = a.rules.load()?;
+    let mut out = a.output.open()?;
     let mut engine = Engine::new(&lib, a.engine.engine).with_facts(facts);
+    let terminal = a.output.to_terminal();
     let style = Style {
-        color: a.color.enabled_for(a.output.to_terminal()),
-        width: a.width.resolve(a.output.to_terminal()),
+        color: a.color.enabled_for(terminal),
+        width: a.width.resolve(terminal),
     };
-    let mut errors = inputs.errors.len();
-    for e in &inputs.errors {
-        eprintln!("crashdoc: {e}");
-    }
+    let mut errors = report_input_errors(&inputs);
     let mut any_found = false;
     let mut collected = Vec::new();
     let mut printed = 0;
     for s in &inputs.sources {
         let d = LineReader::open(s)
-            .map_err(|e| e.to_string())
-            .and_then(|mut r| {
-                engine
-                    .diagnose(&mut r, BuildOptions { top: a.top })
-                    .map_err(|e| e.to_string())
-            });
+            .and_then(|mut r| engine.diagnose(&mut r, BuildOptions { top: a.top }));
         let mut d = match d {
             Ok(d) => d,
             Err(e) => {
@@ -170,57 +157,42 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> ExitCode {
                 continue;
             }
         };
-        d.findings = crate::rules::check(&rules, &d.environment);
+        d.findings = crate::engine::findings::check(&rules, &d.environment);
         any_found |= d.found();
         if a.format.collects() {
             collected.push(d);
             continue;
         }
-        let mut text = render_one(a, &d, style);
+        let text = render_one(a, &d, style)?;
         if printed > 0 && !matches!(a.format, Format::Json | Format::Jsonl) {
-            text.insert(0, '\n');
+            writeln!(out)?;
         }
         printed += 1;
-        if out.write_all(text.as_bytes()).is_err() {
-            return ExitCode::from(EXIT_INPUT);
-        }
+        out.write_all(text.as_bytes())?;
     }
     let text = match a.format {
-        Format::Sarif => report::sarif::render(&collected),
+        Format::Sarif => report::sarif::render(&collected)?,
         Format::Github => report::github::render(&collected),
         _ => String::new(),
     };
-    if out
-        .write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .is_err()
-    {
-        return ExitCode::from(EXIT_INPUT);
-    }
-    combined_exit(errors, any_found)
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(combined_exit(errors, any_found))
 }
 
-pub fn run_extract(a: &ExtractArgs) -> ExitCode {
+pub fn run_extract(a: &ExtractArgs) -> anyhow::Result<ExitCode> {
     let inputs = Inputs::expand(&a.files);
-    let lib = match a.library.load() {
-        Ok(l) => l,
-        Err(c) => return c,
-    };
-    let mut engine = Engine::new(&lib, crate::matcher::EngineKind::Prefilter);
+    let lib = a.library.load()?;
+    let mut engine = Engine::new(&lib, crate::engine::matcher::EngineKind::Prefilter);
+    let terminal = std::io::stdout().is_terminal();
     let style = Style {
-        color: a.color.enabled(),
-        width: a.width.resolve(std::io::stdout().is_terminal()),
+        color: a.color.enabled_for(terminal),
+        width: a.width.resolve(terminal),
     };
-    let mut errors = inputs.errors.len();
-    for e in &inputs.errors {
-        eprintln!("crashdoc: {e}");
-    }
+    let mut errors = report_input_errors(&inputs);
     let mut stdout = std::io::stdout().lock();
     for s in &inputs.sources {
-        let x = LineReader::open(s)
-            .and_then(|mut r| engine.extract(&mut r))
-            .map_err(|e| e.to_string());
-        let x = match x {
+        let x = match LineReader::open(s).and_then(|mut r| engine.extract(&mut r)) {
             Ok(x) => x,
             Err(e) => {
                 eprintln!("crashdoc: {e}");
@@ -230,11 +202,10 @@ pub fn run_extract(a: &ExtractArgs) -> ExitCode {
         };
         let out = match a.format {
             ExtractFormat::Text => report::text::render_extraction(&s.name(), &x, style),
-            ExtractFormat::Json => serde_json::to_string_pretty(&x).unwrap_or_default() + "\n",
+            ExtractFormat::Json => serde_json::to_string_pretty(&x)? + "\n",
         };
-        if stdout.write_all(out.as_bytes()).is_err() {
-            return ExitCode::from(EXIT_INPUT);
-        }
+        stdout.write_all(out.as_bytes())?;
     }
-    combined_exit(errors, true)
+    stdout.flush()?;
+    Ok(combined_exit(errors, true))
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-use crate::ingest::Source;
+use crate::engine::ingest::Source;
 
 /// How deep a directory given as input is searched.
 pub const MAX_DEPTH: usize = 32;

@@ -19,14 +19,14 @@ pub struct OutputArgs {
 
 impl OutputArgs {
     /// Opens the destination (a file is created, or truncated, now).
-    pub fn open(&self) -> Result<Box<dyn Write>, String> {
+    pub fn open(&self) -> anyhow::Result<Box<dyn Write>> {
         if self.quiet {
             return Ok(Box::new(std::io::sink()));
         }
         match &self.output {
             Some(p) => std::fs::File::create(p)
                 .map(|f| Box::new(std::io::BufWriter::new(f)) as Box<dyn Write>)
-                .map_err(|e| format!("{}: cannot write: {e}", p.display())),
+                .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", p.display())),
             None => Ok(Box::new(std::io::stdout().lock())),
         }
     }

@@ -2,9 +2,11 @@
 
 use std::fmt::Write as _;
 
-use super::{clip, escape_control, when_phrase, Cause, Diagnosis};
-use crate::extract::Extraction;
-use crate::rank::Confidence;
+use super::when_phrase;
+use crate::engine::diagnosis::{Cause, Diagnosis};
+use crate::engine::extract::Extraction;
+use crate::engine::rank::Confidence;
+use crate::knowledge::text::{clip, escape_control};
 
 /// Terminal styling; off when not a terminal or when `NO_COLOR` is set.
 #[derive(Debug, Clone, Copy, Default)]
@@ -76,7 +78,7 @@ fn clip_start(s: &str, max: usize) -> String {
 /// A log line split into its recognised prefix (journald, process tag, logger…) and its
 /// message; the prefix is empty when none is recognised.
 fn split_prefix(raw: &str) -> (&str, &str) {
-    let rec = crate::normalize::normalize(crate::ingest::Line {
+    let rec = crate::engine::normalize::normalize(crate::engine::ingest::Line {
         number: 0,
         text: raw.to_string(),
         truncated: 0,
