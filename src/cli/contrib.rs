@@ -47,8 +47,9 @@ pub enum LintFormat {
 
 #[derive(Args, Debug)]
 pub struct LintArgs {
-    /// Library folders to lint (default: `./signatures` when it exists, else the embedded library).
-    #[arg(value_name = "DIR")]
+    /// Signature files or library folders to lint (default: `./signatures` when it
+    /// exists, else the embedded library).
+    #[arg(value_name = "FILE_OR_DIR")]
     pub dirs: Vec<PathBuf>,
     #[arg(long, value_enum, default_value_t = LintFormat::Text)]
     pub format: LintFormat,
@@ -107,6 +108,16 @@ fn read_dirs(dirs: &[PathBuf]) -> anyhow::Result<Vec<LibraryFile>> {
     let mut files = Vec::new();
     let mut errors = Vec::new();
     for d in dirs {
+        if d.is_file() {
+            match std::fs::read_to_string(d) {
+                Ok(text) => files.push(LibraryFile {
+                    name: d.display().to_string(),
+                    text,
+                }),
+                Err(e) => anyhow::bail!("{}: cannot read: {e}", d.display()),
+            }
+            continue;
+        }
         let (mut f, mut e) = read_dir_files(d);
         files.append(&mut f);
         errors.append(&mut e);
@@ -118,17 +129,27 @@ fn read_dirs(dirs: &[PathBuf]) -> anyhow::Result<Vec<LibraryFile>> {
     }
 }
 
-/// The embedded library (minus overridden files) with the folders' files, compiled.
-pub fn library_with_dirs(dirs: &[PathBuf]) -> anyhow::Result<(Library, Vec<String>)> {
+/// The embedded library (minus overridden files) with the folders' files, compiled;
+/// also the folders' file names and the ids of the built-in signatures they replace.
+pub fn library_with_dirs(dirs: &[PathBuf]) -> anyhow::Result<(Library, Vec<String>, Vec<String>)> {
     let ours = read_dirs(dirs)?;
     let mut all = builtin_context(&ours);
+    // an identical copy (a checkout's `signatures/`) replaces nothing worth a note
+    let replaced: Vec<String> = builtin_files()
+        .iter()
+        .filter(|(n, t)| {
+            ours.iter()
+                .any(|f| stem(&f.name) == stem(n) && f.text.as_str() != *t)
+        })
+        .map(|(n, _)| stem(n).to_string())
+        .collect();
     let names: Vec<String> = ours.iter().map(|f| f.name.clone()).collect();
     all.extend(ours);
     let lib = compile_files(&all).map_err(|errors| CliError::Broken {
         what: "the signature library has",
         errors,
     })?;
-    Ok((lib, names))
+    Ok((lib, names, replaced))
 }
 
 pub fn run_new(a: &NewArgs) -> anyhow::Result<ExitCode> {

@@ -9,6 +9,7 @@
 //! closed standard output (`crashdoc … | head`) ends quietly with 0, as ripgrep does.
 
 mod bench;
+pub mod config;
 pub mod contrib;
 pub mod corpus;
 mod diagnose;
@@ -22,7 +23,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::engine::matcher::EngineKind;
 use crate::knowledge::signature::{self, Library, LibrarySource, LoadErrors};
@@ -92,7 +93,9 @@ pub enum Command {
 /// Which signatures to load.
 #[derive(Args, Debug, Clone, Default)]
 pub struct LibraryArgs {
-    /// Add a signature library folder (repeatable).
+    /// Add a signature library folder (repeatable). A file of the same name as a
+    /// built-in signature (`<id>.yaml`) replaces it. Also read from
+    /// `CRASHDOC_SIGNATURES` (a path list) and `crashdoc.toml`.
     #[arg(long = "signatures", value_name = "DIR")]
     pub signatures: Vec<PathBuf>,
     /// Do not load the embedded default library.
@@ -100,26 +103,69 @@ pub struct LibraryArgs {
     pub no_builtin: bool,
 }
 
+/// The environment variable naming a team's signature folders (a path list, as `PATH`).
+pub const SIGNATURES_ENV: &str = "CRASHDOC_SIGNATURES";
+
 impl LibraryArgs {
+    /// The folders: `CRASHDOC_SIGNATURES`, then `crashdoc.toml`'s, then `--signatures`.
+    pub fn dirs(&self) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::env::var_os(SIGNATURES_ENV)
+            .map(|p| {
+                std::env::split_paths(&p)
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.extend(config::Config::current().signatures);
+        v.extend(self.signatures.iter().cloned());
+        v
+    }
+
     pub fn sources(&self) -> Vec<LibrarySource> {
         let mut v = Vec::new();
         if !self.no_builtin {
             v.push(LibrarySource::Builtin);
         }
-        v.extend(self.signatures.iter().cloned().map(LibrarySource::Dir));
+        v.extend(self.dirs().into_iter().map(LibrarySource::Dir));
         v
     }
 
-    /// Loads the library; a broken one is [`CliError::Broken`] (exit 3).
+    /// Loads the library; a broken one is [`CliError::Broken`] (exit 3). With the
+    /// embedded library and folders, a folder's `<id>.yaml` replaces the built-in file
+    /// of that name (a note on stderr says which): an edited copy of a built-in
+    /// signature just works.
     pub fn load(&self) -> anyhow::Result<Library> {
-        signature::load(&self.sources()).map_err(|errors| {
-            CliError::Broken {
-                what: "the signature library has",
-                errors,
-            }
-            .into()
-        })
+        let dirs = self.dirs();
+        if self.no_builtin || dirs.is_empty() {
+            return signature::load(&self.sources()).map_err(|errors| {
+                CliError::Broken {
+                    what: "the signature library has",
+                    errors,
+                }
+                .into()
+            });
+        }
+        let (lib, _, replaced) = contrib::library_with_dirs(&dirs)?;
+        if !replaced.is_empty() {
+            eprintln!(
+                "crashdoc: note: {} built-in signature(s) replaced by the folders' file of the same id: {}",
+                replaced.len(),
+                summary(&replaced, NOTE_IDS)
+            );
+        }
+        Ok(lib)
     }
+}
+
+/// Ids named in the replacement note before "and N more".
+const NOTE_IDS: usize = 5;
+
+fn summary(ids: &[String], max: usize) -> String {
+    let mut s = ids.iter().take(max).cloned().collect::<Vec<_>>().join(", ");
+    if ids.len() > max {
+        s.push_str(&format!(" and {} more", ids.len() - max));
+    }
+    s
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -201,8 +247,39 @@ pub fn run() -> ExitCode {
         let _ = e.print();
         return ExitCode::from(EXIT_INPUT);
     }
-    let cli = Cli::parse_from(args);
-    dispatch(cli).unwrap_or_else(|e| exit_for(&e))
+    let cfg = match config::Config::load_current() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("crashdoc: {e}");
+            return ExitCode::from(EXIT_INPUT);
+        }
+    };
+    let mut matches = with_config_defaults(Cli::command(), cfg).get_matches_from(args);
+    match Cli::from_arg_matches_mut(&mut matches) {
+        Ok(cli) => dispatch(cli).unwrap_or_else(|e| exit_for(&e)),
+        Err(e) => {
+            let _ = e.print();
+            ExitCode::from(EXIT_INPUT)
+        }
+    }
+}
+
+/// `crashdoc.toml`'s `format` and `top` as the defaults of `diagnose` (an option on the
+/// command line still wins).
+fn with_config_defaults(cmd: clap::Command, cfg: &config::Config) -> clap::Command {
+    let top: Option<&'static str> = cfg.top.map(|n| &*Box::leak(n.to_string().into_boxed_str()));
+    let set = |c: clap::Command| {
+        let c = match cfg.format {
+            Some(f) => c.mut_arg("format", |a| a.default_value(f)),
+            None => c,
+        };
+        match top {
+            Some(t) => c.mut_arg("top", |a| a.default_value(t)),
+            None => c,
+        }
+    };
+    let cmd = set(cmd);
+    cmd.mut_subcommand("diagnose", set)
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {

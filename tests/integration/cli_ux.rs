@@ -391,3 +391,114 @@ fn when_is_worded_as_a_phrase() {
         "{md}"
     );
 }
+
+// ── 6/7. an edited copy of a built-in signature, team folders ───────────────────────
+
+/// A copy of the embedded library's folder with one signature edited (its title).
+fn edited_library() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::TempDir::new().expect("tmp");
+    let lib = d.path().join("signatures");
+    let o = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(repo("signatures"))
+        .arg(&lib)
+        .output()
+        .expect("cp");
+    assert!(o.status.success());
+    let file = walk_find(&lib, "flashinfer-cubin-version-mismatch.yaml").expect("the file");
+    let text = std::fs::read_to_string(&file).expect("read");
+    let edited = text.replacen("title: ", "title: EDITED ", 1);
+    std::fs::write(&file, edited).expect("write");
+    (d, lib)
+}
+
+fn walk_find(dir: &Path, name: &str) -> Option<PathBuf> {
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            if let Some(f) = walk_find(&p, name) {
+                return Some(f);
+            }
+        } else if p.file_name().is_some_and(|n| n == name) {
+            return Some(p);
+        }
+    }
+    None
+}
+
+#[test]
+fn an_edited_copy_of_the_library_replaces_the_builtin_signatures() {
+    let (_d, lib) = edited_library();
+    let o = crashdoc()
+        .arg("--signatures")
+        .arg(&lib)
+        .arg(repo(SCENARIO))
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).contains("1. EDITED "), "{}", stdout(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("note: 1 built-in signature(s) replaced")
+            && e.contains("flashinfer-cubin-version-mismatch"),
+        "{e}"
+    );
+    // the same through CRASHDOC_SIGNATURES and through crashdoc.toml (found upward)
+    let o = crashdoc()
+        .env("CRASHDOC_SIGNATURES", &lib)
+        .arg(repo(SCENARIO))
+        .output()
+        .expect("run");
+    assert!(stdout(&o).contains("1. EDITED "), "{}", stderr(&o));
+    let team = lib.parent().expect("parent");
+    std::fs::write(
+        team.join("crashdoc.toml"),
+        "signatures = [\"signatures\"]\nformat = \"json\"\ntop = 1\n",
+    )
+    .expect("write");
+    let sub = team.join("work/here");
+    std::fs::create_dir_all(&sub).expect("mkdir");
+    let o = crashdoc()
+        .arg(repo(SCENARIO))
+        .current_dir(&sub)
+        .output()
+        .expect("run");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json by config");
+    assert_eq!(v["causes"].as_array().map(Vec::len), Some(1), "top = 1");
+    assert!(v["causes"][0]["title"]
+        .as_str()
+        .is_some_and(|t| t.starts_with("EDITED")));
+    // the command line wins over the file
+    let o = crashdoc()
+        .args(["--format", "text", "--top", "2"])
+        .arg(repo(SCENARIO))
+        .current_dir(&sub)
+        .output()
+        .expect("run");
+    assert!(stdout(&o).starts_with("crashdoc: "), "{}", stdout(&o));
+    std::fs::write(team.join("crashdoc.toml"), "bogus = 1\n").expect("write");
+    let o = crashdoc()
+        .arg(repo(SCENARIO))
+        .current_dir(&sub)
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("unknown key \"bogus\""),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn sig_lint_takes_files() {
+    let (_d, lib) = edited_library();
+    let file = walk_find(&lib, "flashinfer-cubin-version-mismatch.yaml").expect("file");
+    let o = crashdoc()
+        .args(["sig", "lint"])
+        .arg(&file)
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("in 1 file(s)"), "{}", stdout(&o));
+}
