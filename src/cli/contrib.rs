@@ -43,6 +43,15 @@ pub enum LintFormat {
     #[default]
     Text,
     Json,
+    /// SARIF 2.1.0 (code scanning): one result per diagnostic, located in the file.
+    Sarif,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExplainFormat {
+    #[default]
+    Text,
+    Json,
 }
 
 #[derive(Args, Debug)]
@@ -66,8 +75,8 @@ pub struct ExplainArgs {
     /// The log (plain or gzip; `-` reads standard input).
     #[arg(value_name = "LOG")]
     pub log: String,
-    #[arg(long, value_enum, default_value_t = LintFormat::Text)]
-    pub format: LintFormat,
+    #[arg(long, value_enum, default_value_t = ExplainFormat::Text)]
+    pub format: ExplainFormat,
     #[command(flatten)]
     pub library: LibraryArgs,
 }
@@ -222,6 +231,10 @@ pub fn run_lint(a: &LintArgs) -> anyhow::Result<ExitCode> {
         LintFormat::Json => {
             super::print(&format!("{}\n", serde_json::to_string_pretty(&rep)?))?;
         }
+        LintFormat::Sarif => {
+            let v = lint_sarif(&rep);
+            super::print(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
+        }
         LintFormat::Text => {
             let mut out = String::new();
             for d in &rep.diagnostics {
@@ -241,6 +254,48 @@ pub fn run_lint(a: &LintArgs) -> anyhow::Result<ExitCode> {
     }))
 }
 
+/// `sig lint --format sarif`: SARIF 2.1.0, one rule per code, one result per diagnostic.
+fn lint_sarif(rep: &lint::LintReport) -> serde_json::Value {
+    use crate::knowledge::signature::error::Level;
+    let mut codes: Vec<&str> = rep.diagnostics.iter().map(|d| d.code.as_str()).collect();
+    codes.sort_unstable();
+    codes.dedup();
+    let rules: Vec<serde_json::Value> = codes
+        .iter()
+        .map(|c| serde_json::json!({ "id": c, "helpUri": "CONTRIBUTING.md" }))
+        .collect();
+    let results: Vec<serde_json::Value> = rep
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let level = match d.level {
+                Level::Error => "error",
+                Level::Warning => "warning",
+            };
+            serde_json::json!({
+                "ruleId": d.code.as_str(),
+                "level": level,
+                "message": { "text": d.message },
+                "locations": [{ "physicalLocation": {
+                    "artifactLocation": { "uri": d.file },
+                    "region": { "startLine": d.line.max(1), "startColumn": d.column.max(1) },
+                }}],
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": {
+                "name": "crashdoc sig lint",
+                "rules": rules,
+            }},
+            "results": results,
+        }],
+    })
+}
+
 pub fn run_schema() -> anyhow::Result<ExitCode> {
     super::print(&crate::tools::schema::schema_json())?;
     Ok(ExitCode::from(EXIT_FOUND))
@@ -251,8 +306,8 @@ pub fn run_explain(a: &ExplainArgs) -> anyhow::Result<ExitCode> {
     let (name, text) = read_log(&a.log)?;
     let e = crate::tools::explain::explain(&lib, &a.signature, &name, &text)?;
     match a.format {
-        LintFormat::Json => super::print(&format!("{}\n", serde_json::to_string_pretty(&e)?))?,
-        LintFormat::Text => super::print(&crate::tools::explain::render(&e))?,
+        ExplainFormat::Json => super::print(&format!("{}\n", serde_json::to_string_pretty(&e)?))?,
+        ExplainFormat::Text => super::print(&crate::tools::explain::render(&e))?,
     }
     Ok(ExitCode::from(if e.matched {
         EXIT_FOUND

@@ -229,6 +229,15 @@ pub enum RulesCommand {
 pub struct RulesListArgs {
     #[command(flatten)]
     pub rules: RulesArgs,
+    /// `text`, or `json` (one object per rule: id, category, severity, title).
+    #[arg(long, value_enum, default_value_t = RulesListFormat::Text)]
+    pub format: RulesListFormat,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RulesListFormat {
+    Text,
+    Json,
 }
 
 #[derive(Args, Debug)]
@@ -244,6 +253,20 @@ pub fn run_rules(c: RulesCommand) -> anyhow::Result<ExitCode> {
     match c {
         RulesCommand::List(a) => {
             let rules = a.rules.load()?;
+            if a.format == RulesListFormat::Json {
+                let v: Vec<serde_json::Value> = rules
+                    .rules
+                    .iter()
+                    .map(|r| {
+                        serde_json::json!({
+                            "id": r.id, "category": r.category.as_str(),
+                            "severity": r.severity.as_str(), "title": r.title,
+                        })
+                    })
+                    .collect();
+                super::print(&(serde_json::to_string_pretty(&v)? + "\n"))?;
+                return Ok(ExitCode::from(EXIT_FOUND));
+            }
             let mut out = String::new();
             for r in &rules.rules {
                 let _ = writeln!(

@@ -30,7 +30,7 @@ pub enum SigCommand {
 pub struct ListArgs {
     #[command(flatten)]
     pub library: LibraryArgs,
-    /// `text` (one line each) or `markdown` (by category, as in the README).
+    /// `text` (one line each), `markdown` (by category, as in the README) or `json`.
     #[arg(long, value_enum, default_value_t = ListFormat::Text)]
     pub format: ListFormat,
 }
@@ -46,6 +46,8 @@ pub struct AtomsArgs {
 pub enum ListFormat {
     Text,
     Markdown,
+    /// One object per signature: id, category, severity, title, file.
+    Json,
 }
 
 /// The library by category, as Markdown (`docs/signatures.md` is this output).
@@ -115,6 +117,15 @@ pub struct TestArgs {
     /// Only test signatures whose id contains this.
     #[arg(long)]
     pub filter: Option<String>,
+    /// `text`, or `json` (passed, failed, overlaps, messages).
+    #[arg(long, value_enum, default_value_t = TestFormat::Text)]
+    pub format: TestFormat,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestFormat {
+    Text,
+    Json,
 }
 
 pub fn run(c: SigCommand) -> anyhow::Result<ExitCode> {
@@ -124,6 +135,18 @@ pub fn run(c: SigCommand) -> anyhow::Result<ExitCode> {
             let mut text = String::new();
             if a.format == ListFormat::Markdown {
                 text = library_markdown(&lib);
+            } else if a.format == ListFormat::Json {
+                let v: Vec<serde_json::Value> = lib
+                    .signatures
+                    .iter()
+                    .map(|s| {
+                        serde_json::json!({
+                            "id": s.id, "category": s.category.as_str(),
+                            "severity": s.severity.as_str(), "title": s.title, "file": s.file,
+                        })
+                    })
+                    .collect();
+                text = serde_json::to_string_pretty(&v)? + "\n";
             } else {
                 for s in &lib.signatures {
                     text.push_str(&format!(
@@ -165,6 +188,14 @@ pub fn run(c: SigCommand) -> anyhow::Result<ExitCode> {
                 filter.is_none_or(|f| s.id.contains(f))
                     && files.as_ref().is_none_or(|fs| fs.contains(&s.file))
             });
+            if a.format == TestFormat::Json {
+                super::print(&(serde_json::to_string_pretty(&report)? + "\n"))?;
+                return Ok(ExitCode::from(if report.failed == 0 {
+                    EXIT_FOUND
+                } else {
+                    EXIT_NONE
+                }));
+            }
             let mut text = String::new();
             for line in &report.messages {
                 text.push_str(line);
@@ -191,7 +222,7 @@ pub fn run(c: SigCommand) -> anyhow::Result<ExitCode> {
 }
 
 /// The outcome of `sig test`.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize)]
 pub struct TestReport {
     pub passed: usize,
     pub failed: usize,

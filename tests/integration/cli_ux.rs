@@ -502,3 +502,74 @@ fn sig_lint_takes_files() {
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
     assert!(stdout(&o).contains("in 1 file(s)"), "{}", stdout(&o));
 }
+
+// ── 4. formats for the library's tools ──────────────────────────────────────────────
+
+fn json_out(args: &[&str]) -> (i32, serde_json::Value) {
+    let o = crashdoc().args(args).output().expect("run");
+    let v = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {}", stderr(&o)));
+    (code(&o), v)
+}
+
+#[test]
+fn sig_list_rules_list_and_sig_test_speak_json() {
+    let (c, v) = json_out(&["sig", "list", "--format", "json"]);
+    assert_eq!(c, 0);
+    let sigs = v.as_array().expect("a list");
+    assert!(sigs.len() > 100);
+    assert!(sigs
+        .iter()
+        .any(|s| s["id"] == "flashinfer-cubin-version-mismatch"
+            && s["category"] == "version-mismatch"));
+    let (c, v) = json_out(&["rules", "list", "--format", "json"]);
+    assert_eq!(c, 0);
+    assert!(v
+        .as_array()
+        .is_some_and(|r| r.iter().all(|r| r["id"].is_string())));
+    let (c, v) = json_out(&[
+        "sig",
+        "test",
+        "--filter",
+        "flashinfer-cubin-version-mismatch",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(c, 0);
+    assert!(v["passed"].as_u64().is_some_and(|n| n > 0), "{v}");
+    assert_eq!(v["failed"], 0);
+}
+
+#[test]
+fn sig_lint_writes_sarif() {
+    let d = tempfile::TempDir::new().expect("tmp");
+    // CONSTRUCTED: a signature with an unknown field (E001)
+    std::fs::write(
+        d.path().join("broken-one.yaml"),
+        "id: broken-one\nflavour: sour\n",
+    )
+    .expect("write");
+    let o = crashdoc()
+        .args(["sig", "lint", "--no-builtin", "--format", "sarif"])
+        .arg(d.path())
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let log: serde_sarif::sarif::Sarif =
+        serde_json::from_slice(&o.stdout).expect("valid SARIF 2.1.0");
+    let v = serde_json::to_value(&log).expect("value");
+    let r = &v["runs"][0]["results"][0];
+    assert_eq!(r["level"], "error");
+    assert!(r["ruleId"].as_str().is_some_and(|c| c.starts_with('E')));
+    assert!(
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .is_some_and(|u| u.ends_with("broken-one.yaml"))
+    );
+    // explain has no SARIF: one --format set per kind of output
+    let o = crashdoc()
+        .args(["explain", "--signature", "x", "--format", "sarif", "x.log"])
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 2);
+}
