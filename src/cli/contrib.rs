@@ -169,10 +169,14 @@ pub fn run_new(a: &NewArgs) -> anyhow::Result<ExitCode> {
         source: a.source.clone(),
     };
     let d = draft::draft(&lib, &name, &text, &opts)?;
-    let dir = a
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new("signatures").join(d.area));
+    let dir = match &a.out {
+        Some(o) => o.clone(),
+        None if Path::new("signatures").is_dir() => Path::new("signatures").join(d.area),
+        None => anyhow::bail!(
+            "no signature library here (no ./signatures folder): run it in a crashdoc \
+             checkout or your team's signature repository, or give --out DIR"
+        ),
+    };
     std::fs::create_dir_all(&dir)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
     let path = dir.join(format!("{}.yaml", d.id));

@@ -85,15 +85,27 @@ pub fn run(c: CorpusCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// A run shorter than this shows no bar at all (no flash on a 0.05 s run).
+const PROGRESS_DELAY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A bar on stderr, drawn only on a terminal and only once the run has lasted
+/// [`PROGRESS_DELAY`].
 fn progress(n: usize) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
-    let pb = ProgressBar::with_draw_target(Some(n as u64), ProgressDrawTarget::stderr());
+    let pb = ProgressBar::with_draw_target(Some(n as u64), ProgressDrawTarget::hidden());
     if let Ok(style) = ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} {elapsed}") {
         pb.set_style(style.progress_chars("=> "));
     }
     pb.set_prefix("replaying incidents");
+    let later = pb.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(PROGRESS_DELAY);
+        if !later.is_finished() {
+            later.set_draw_target(ProgressDrawTarget::stderr());
+        }
+    });
     pb
 }
 

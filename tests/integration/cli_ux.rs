@@ -573,3 +573,40 @@ fn sig_lint_writes_sarif() {
         .expect("run");
     assert_eq!(code(&o), 2);
 }
+
+// ── 5/6. no bar when piped; sig new outside a library ───────────────────────────────
+
+#[test]
+fn sig_new_refuses_to_write_outside_a_signature_library() {
+    let d = tempfile::TempDir::new().expect("tmp");
+    let o = crashdoc()
+        .args(["sig", "new", "--from"])
+        .arg(repo("tests/data/contrib/vllm-keyerror-weight-scale.log"))
+        .current_dir(d.path())
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("--out DIR"), "{}", stderr(&o));
+    assert!(!d.path().join("signatures").exists(), "nothing created");
+}
+
+#[test]
+fn corpus_run_draws_no_bar_when_stderr_is_not_a_terminal() {
+    let d = tempfile::TempDir::new().expect("tmp");
+    let inc = d.path().join("inkypi-host-oom");
+    std::fs::create_dir_all(&inc).expect("mkdir");
+    for f in ["log.txt", "expected.yaml"] {
+        std::fs::copy(repo(&format!("corpus/inkypi-host-oom/{f}")), inc.join(f)).expect("copy");
+    }
+    let o = crashdoc()
+        .args(["corpus", "run", "--format", "json"])
+        .arg(d.path())
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        !stderr(&o).contains("replaying incidents"),
+        "{}",
+        stderr(&o)
+    );
+}
