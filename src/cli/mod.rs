@@ -145,7 +145,18 @@ impl LibraryArgs {
                 .into()
             });
         }
-        let (lib, _, replaced) = contrib::library_with_dirs(&dirs)?;
+        // a folder that cannot be read makes the library broken here (exit 3), as
+        // signature::load says it
+        let (lib, _, replaced) =
+            contrib::library_with_dirs(&dirs).map_err(|e| match e.downcast::<CliError>() {
+                Ok(CliError::Unreadable(errors)) => CliError::Broken {
+                    what: "the signature library has",
+                    errors,
+                }
+                .into(),
+                Ok(other) => other.into(),
+                Err(e) => e,
+            })?;
         if !replaced.is_empty() {
             eprintln!(
                 "crashdoc: note: {} built-in signature(s) replaced by the folders' file of the same id: {}",
