@@ -37,11 +37,13 @@ pub enum Category {
     PortInUse,
     NetworkDownload,
     HangTimeout,
+    // Xid, ECC, a GPU fallen off the bus: bad hardware (or driver), not bad code.
+    GpuHardwareFault,
     Other,
 }
 
 impl Category {
-    pub const ALL: [Category; 19] = [
+    pub const ALL: [Category; 20] = [
         Category::VersionMismatch,
         Category::ImportError,
         Category::MissingSharedLibrary,
@@ -60,6 +62,7 @@ impl Category {
         Category::PortInUse,
         Category::NetworkDownload,
         Category::HangTimeout,
+        Category::GpuHardwareFault,
         Category::Other,
     ];
 
@@ -83,6 +86,7 @@ impl Category {
             Category::PortInUse => "port-in-use",
             Category::NetworkDownload => "network-download",
             Category::HangTimeout => "hang-timeout",
+            Category::GpuHardwareFault => "gpu-hardware-fault",
             Category::Other => "other",
         }
     }
