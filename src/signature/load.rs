@@ -281,7 +281,10 @@ fn prepare_table(f: &LibraryFile) -> Prepared {
             t.id.value,
             file_stem(&f.name)
         );
-        let (l, c) = (t.id.referenced.line() as usize, t.id.referenced.column() as usize);
+        let (l, c) = (
+            t.id.referenced.line() as usize,
+            t.id.referenced.column() as usize,
+        );
         errors.push(Diagnostic::error("E003", &f.name, msg).at(&f.text, l, c));
     }
     let (files, mut more) = table::entries(&t, &f.name, &f.text);
@@ -337,7 +340,13 @@ struct Fold {
 }
 
 impl Fold {
-    fn unit(&mut self, f: &LibraryFile, unit: Unit, lib: &mut Library, errors: &mut Vec<Diagnostic>) {
+    fn unit(
+        &mut self,
+        f: &LibraryFile,
+        unit: Unit,
+        lib: &mut Library,
+        errors: &mut Vec<Diagnostic>,
+    ) {
         let (parsed, compiled) = unit;
         let line = parsed.id.referenced.line() as usize;
         let col = parsed.id.referenced.column() as usize;
