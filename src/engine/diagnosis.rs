@@ -50,6 +50,10 @@ pub struct Consequence {
 pub struct Cause {
     pub rank: usize,
     pub signature: String,
+    /// The layer of knowledge that matched when it is not a signature file:
+    /// `table:<id>` for an entry of a code table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer: Option<String>,
     pub title: String,
     pub category: Category,
     pub severity: Severity,
@@ -256,6 +260,12 @@ impl Diagnosis {
             causes.push(Cause {
                 rank: causes.len() + 1,
                 signature: sig.id.clone(),
+                layer: match &sig.layer {
+                    crate::knowledge::signature::table::Layer::Signature => None,
+                    crate::knowledge::signature::table::Layer::Table(t) => {
+                        Some(format!("table:{t}"))
+                    }
+                },
                 title: sig.title.clone(),
                 category: sig.category,
                 severity: sig.severity,

@@ -102,7 +102,14 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
             )
         )
     );
-    let _ = writeln!(out, "   {}", st.dim(&c.signature));
+    match &c.layer {
+        Some(layer) => {
+            let _ = writeln!(out, "   {}", st.dim(&format!("{} ({layer})", c.signature)));
+        }
+        None => {
+            let _ = writeln!(out, "   {}", st.dim(&c.signature));
+        }
+    }
     if !c.captures.is_empty() {
         let caps: Vec<String> = c
             .captures

@@ -10,6 +10,48 @@ use crashdoc::engine::ingest::LineReader;
 use crashdoc::engine::matcher::{EngineKind, Matches};
 use crashdoc::engine::pipeline::Engine;
 
+/// Corpus logs above this size are compared by [`prefilter_equals_brute_force_on_long_logs`]
+/// (brute force runs every signature on every line: minutes per megabyte in a debug
+/// build; CI runs that test on the release build).
+const LONG_LOG: usize = 128 * 1024;
+
+fn corpus_logs(long: bool) -> Vec<(String, Vec<u8>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut logs = Vec::new();
+    let mut entries: Vec<_> = std::fs::read_dir(root.join("corpus"))
+        .expect("corpus")
+        .flatten()
+        .map(|e| e.path().join("log.txt"))
+        .filter(|p| p.exists())
+        .collect();
+    entries.sort();
+    for p in entries {
+        let bytes = std::fs::read(&p).expect("read");
+        if (bytes.len() > LONG_LOG) == long {
+            logs.push((p.display().to_string(), bytes));
+        }
+    }
+    logs
+}
+
+fn compare(logs: Vec<(String, Vec<u8>)>) -> usize {
+    let lib = crate::util::library();
+    let mut fast = Engine::new(lib, EngineKind::Prefilter);
+    let mut brute = Engine::new(lib, EngineKind::Brute);
+    // the two-thread path (normally past 10,000 lines) from the first line on
+    let mut parallel = Engine::new(lib, EngineKind::Prefilter).with_parallel_after(0);
+    let mut hits = 0;
+    for (name, bytes) in logs {
+        let a = run(&mut fast, &name, bytes.clone());
+        let p = run(&mut parallel, &name, bytes.clone());
+        let b = run(&mut brute, &name, bytes);
+        hits += b.failures.len() + b.loose.len();
+        assert_eq!(a, b, "prefilter and brute force differ on {name}");
+        assert_eq!(p, b, "two threads and brute force differ on {name}");
+    }
+    hits
+}
+
 fn run(engine: &mut Engine<'_>, name: &str, bytes: Vec<u8>) -> Matches {
     let mut r = LineReader::from_reader(Box::new(std::io::Cursor::new(bytes)), name.to_string())
         .expect("open");
@@ -21,21 +63,8 @@ fn run(engine: &mut Engine<'_>, name: &str, bytes: Vec<u8>) -> Matches {
 #[test]
 fn prefilter_equals_brute_force_on_every_log() {
     let lib = crate::util::library();
-    let mut fast = Engine::new(lib, EngineKind::Prefilter);
-    let mut brute = Engine::new(lib, EngineKind::Brute);
-    // the two-thread path (normally past 10,000 lines) from the first line on
-    let mut parallel = Engine::new(lib, EngineKind::Prefilter).with_parallel_after(0);
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut logs: Vec<(String, Vec<u8>)> = Vec::new();
-    for e in std::fs::read_dir(root.join("corpus"))
-        .expect("corpus")
-        .flatten()
-    {
-        let p = e.path().join("log.txt");
-        if p.exists() {
-            logs.push((p.display().to_string(), std::fs::read(&p).expect("read")));
-        }
-    }
+    let mut logs = corpus_logs(false);
     let scenario = root.join("tests/data/scenario/journal.txt");
     logs.push((
         scenario.display().to_string(),
@@ -53,14 +82,20 @@ fn prefilter_equals_brute_force_on_every_log() {
         }
     }
     assert!(logs.len() > 100, "too few logs: {}", logs.len());
-    let mut hits = 0;
-    for (name, bytes) in logs {
-        let a = run(&mut fast, &name, bytes.clone());
-        let p = run(&mut parallel, &name, bytes.clone());
-        let b = run(&mut brute, &name, bytes);
-        hits += b.failures.len() + b.loose.len();
-        assert_eq!(a, b, "prefilter and brute force differ on {name}");
-        assert_eq!(p, b, "two threads and brute force differ on {name}");
-    }
+    let hits = compare(logs);
     assert!(hits > 100, "the oracle compared too few matches: {hits}");
+}
+
+/// The corpus's long logs (over [`LONG_LOG`] bytes): `cargo test --release --test
+/// integration prefilter_oracle` (CI runs it so).
+#[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "brute force on long logs: run with `cargo test --release --test integration prefilter_oracle`"
+)]
+fn prefilter_equals_brute_force_on_long_logs() {
+    let logs = corpus_logs(true);
+    assert!(!logs.is_empty(), "the corpus has no long log");
+    let hits = compare(logs);
+    assert!(hits > 0, "the oracle compared no match on the long logs");
 }

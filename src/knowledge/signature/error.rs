@@ -34,6 +34,7 @@ pub enum Code {
     E013,
     E014,
     E015,
+    E016,
     W001,
     W002,
     W003,
@@ -43,7 +44,7 @@ pub enum Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 20] = [
+    pub const ALL: [Code; 21] = [
         Code::E001,
         Code::E002,
         Code::E003,
@@ -58,6 +59,7 @@ impl Code {
         Code::E013,
         Code::E014,
         Code::E015,
+        Code::E016,
         Code::W001,
         Code::W002,
         Code::W003,
@@ -83,6 +85,7 @@ impl Code {
             Code::E013 => "E013",
             Code::E014 => "E014",
             Code::E015 => "E015",
+            Code::E016 => "E016",
             Code::W001 => "W001",
             Code::W002 => "W002",
             Code::W003 => "W003",
@@ -118,6 +121,7 @@ impl Code {
             Code::E013 => "a folder or file that cannot be read",
             Code::E014 => "a fact condition that does not compile (a bad version specifier, package name or table row)",
             Code::E015 => "a rule without `references:`, or without examples it must `fail` and `pass`",
+            Code::E016 => "a code-table entry that no rendering of its table applies to (its keys name no rendering's placeholders)",
             Code::W001 => "weak atom: shorter than 5 characters, or one of the common tokens below",
             Code::W002 => "capture never used: inside `not:` (never yields a value), or a name an earlier regex of an `all:` already captures (the first value wins)",
             Code::W003 => "no `references:`",
