@@ -28,7 +28,13 @@ fn builtin_library_loads_and_covers_the_taxonomy() {
             .count();
         assert!(n >= 2, "category {c} has {n} signatures");
     }
-    for s in &lib.signatures {
+    // code-table entries are one row of a table each (their renderings are shared and
+    // exercised by the signatures' real examples); the rule is for signature files
+    for s in lib
+        .signatures
+        .iter()
+        .filter(|s| s.layer == signature::table::Layer::Signature)
+    {
         assert!(
             s.examples.matches.len() >= 2,
             "{}: fewer than 2 examples",
