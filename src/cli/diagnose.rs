@@ -8,6 +8,7 @@ use clap::{Args, ValueEnum};
 use super::{ColorChoice, EngineArgs, LibraryArgs, EXIT_FOUND, EXIT_NONE};
 use crate::engine::diagnosis::{BuildOptions, Diagnosis};
 use crate::engine::ingest::{LineReader, Source};
+use crate::engine::matcher::Compiled;
 use crate::engine::pipeline::Engine;
 use crate::report::{self, text::Style};
 
@@ -111,7 +112,8 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     let lib = a.library.load()?;
     let facts = super::preflight::read_envs(&a.env)?;
     let rules = a.rules.load()?;
-    let mut engine = Engine::new(&lib, a.engine.engine).with_facts(facts);
+    let compiled = Compiled::new(&lib)?;
+    let mut engine = Engine::new(&compiled, a.engine.engine).with_facts(facts);
     let style = Style {
         color: a.color.enabled(),
     };
@@ -150,7 +152,8 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
 pub fn run_extract(a: &ExtractArgs) -> anyhow::Result<ExitCode> {
     let inputs = sources(&a.files)?;
     let lib = a.library.load()?;
-    let mut engine = Engine::new(&lib, crate::engine::matcher::EngineKind::Prefilter);
+    let compiled = Compiled::new(&lib)?;
+    let mut engine = Engine::new(&compiled, crate::engine::matcher::EngineKind::Prefilter);
     let style = Style {
         color: a.color.enabled(),
     };
