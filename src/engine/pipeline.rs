@@ -11,6 +11,7 @@ use crate::engine::matcher::{Compiled, EngineKind, Matcher, Matches, Prefilter};
 use crate::engine::normalize::{self, Level};
 use crate::engine::rank;
 use crate::env::{Facts, Scanner};
+use crate::knowledge::rules::Rules;
 
 /// A scan over inputs, one after the other: the mutable state (the matcher's scratch,
 /// the stream key buffer, the facts given) over a [`Compiled`] library it borrows.
@@ -37,6 +38,8 @@ pub struct Engine<'c> {
     parallel_after: usize,
     /// Facts given apart from the log (`--env`).
     given: Facts,
+    /// Compatibility rules checked on each diagnosis's facts (`findings`).
+    rules: Option<&'c Rules>,
 }
 
 /// The state of one pass over an input.
@@ -129,7 +132,15 @@ impl<'c> Engine<'c> {
             key: String::new(),
             parallel_after: PARALLEL_AFTER_LINES,
             given: Facts::default(),
+            rules: None,
         }
+    }
+
+    /// Checks these compatibility rules on the facts of each diagnosis (its
+    /// `findings`).
+    pub fn with_rules(mut self, rules: &'c Rules) -> Self {
+        self.rules = Some(rules);
+        self
     }
 
     /// Reads inputs on a second thread after this many lines (tests use 0 to run the
@@ -329,14 +340,12 @@ impl<'c> Engine<'c> {
         let name = reader.name().to_string();
         let (x, m, facts) = self.run_with_facts(reader)?;
         let ranked = rank::aggregate(self.matcher.library(), &x, &m);
-        Ok(Diagnosis::build_with_facts(
-            &name,
-            self.matcher.library(),
-            x,
-            ranked,
-            opts,
-            facts,
-        ))
+        let mut d =
+            Diagnosis::build_with_facts(&name, self.matcher.library(), x, ranked, opts, facts);
+        if let Some(rules) = self.rules {
+            d.findings = crate::engine::findings::check(rules, &d.environment);
+        }
+        Ok(d)
     }
 
     /// Diagnoses text held in memory (signature examples, tests).
