@@ -16,6 +16,7 @@ use super::{print, EngineArgs, LibraryArgs, EXIT_FOUND, EXIT_NONE};
 use crate::corpus::{self, add, baseline, render, run::run_corpus};
 use crate::engine::diagnosis::BuildOptions;
 use crate::engine::ingest::{LineReader, Source};
+use crate::engine::matcher::Compiled;
 use crate::engine::pipeline::Engine;
 use crate::knowledge::signature::Category;
 
@@ -120,7 +121,8 @@ fn run_run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     };
     let lib = a.library.load()?;
     let pb = progress(incidents.len());
-    let run = run_corpus(&lib, a.engine.engine, &incidents, &pb);
+    let compiled = Compiled::new(&lib)?;
+    let run = run_corpus(&compiled, a.engine.engine, &incidents, &pb);
     let heading = format!(
         "crashdoc corpus run: {} incidents from {} in {:.2} s ({} threads)",
         incidents.len(),
@@ -177,7 +179,8 @@ fn run_add(a: &AddArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let lib = a.library.load()?;
-    let mut engine = Engine::new(&lib, crate::engine::matcher::EngineKind::Prefilter);
+    let compiled = Compiled::new(&lib)?;
+    let mut engine = Engine::new(&compiled, crate::engine::matcher::EngineKind::Prefilter);
     let mut r = LineReader::open(&Source::Path(a.log.clone()))?;
     let d = engine.diagnose(&mut r, BuildOptions { top: 3 })?;
     let n = add::NewIncident {

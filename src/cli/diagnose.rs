@@ -6,10 +6,11 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use super::{ColorChoice, EngineArgs, LibraryArgs, EXIT_FOUND, EXIT_NONE};
-use crate::engine::diagnosis::{BuildOptions, Diagnosis};
+use crate::engine::diagnosis::BuildOptions;
 use crate::engine::ingest::{LineReader, Source};
+use crate::engine::matcher::Compiled;
 use crate::engine::pipeline::Engine;
-use crate::report::{self, text::Style};
+use crate::report::{self, text::Style, Render};
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
@@ -23,13 +24,6 @@ pub enum Format {
     Github,
     /// One compact JSON diagnosis per line, one line per input (batch work).
     Jsonl,
-}
-
-impl Format {
-    /// Formats that render all inputs together, at the end.
-    fn collects(self) -> bool {
-        matches!(self, Format::Sarif | Format::Github)
-    }
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -90,20 +84,16 @@ pub fn sources(files: &[String]) -> anyhow::Result<Vec<Source>> {
     Ok(files.iter().map(|f| Source::parse(f)).collect())
 }
 
-/// One diagnosis in a per-input format (the collecting formats render at the end).
-fn render_one(a: &DiagnoseArgs, d: &Diagnosis, style: Style) -> anyhow::Result<String> {
-    Ok(match a.format {
-        Format::Text if !d.findings.is_empty() => {
-            report::text::render(d, style)
-                + "Environment problems (compatibility rules on the facts given):\n"
-                + &super::preflight::render_findings(&d.findings)
-        }
-        Format::Text => report::text::render(d, style),
-        Format::Json => report::json(d)? + "\n",
-        Format::Markdown => report::markdown::render(d),
-        Format::Jsonl => serde_json::to_string(d)? + "\n",
-        Format::Sarif | Format::Github => String::new(),
-    })
+/// The renderer of the chosen format.
+fn renderer(format: Format, style: Style) -> Box<dyn Render> {
+    match format {
+        Format::Text => Box::new(report::text::Text { style }),
+        Format::Json => Box::new(report::Json),
+        Format::Markdown => Box::new(report::markdown::Markdown),
+        Format::Sarif => Box::new(report::sarif::Sarif),
+        Format::Github => Box::new(report::github::Github),
+        Format::Jsonl => Box::new(report::Jsonl),
+    }
 }
 
 pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
@@ -111,34 +101,35 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     let lib = a.library.load()?;
     let facts = super::preflight::read_envs(&a.env)?;
     let rules = a.rules.load()?;
-    let mut engine = Engine::new(&lib, a.engine.engine).with_facts(facts);
-    let style = Style {
-        color: a.color.enabled(),
-    };
+    let compiled = Compiled::new(&lib)?;
+    let mut engine = Engine::new(&compiled, a.engine.engine)
+        .with_facts(facts)
+        .with_rules(&rules);
+    let render = renderer(
+        a.format,
+        Style {
+            color: a.color.enabled(),
+        },
+    );
     let mut any_found = false;
     let mut collected = Vec::new();
     let mut stdout = std::io::stdout().lock();
     for (i, s) in inputs.iter().enumerate() {
         let mut r = LineReader::open(s)?;
-        let mut d = engine.diagnose(&mut r, BuildOptions { top: a.top })?;
-        d.findings = crate::engine::findings::check(&rules, &d.environment);
+        let d = engine.diagnose(&mut r, BuildOptions { top: a.top })?;
         any_found |= d.found();
-        if a.format.collects() {
+        if render.collects() {
             collected.push(d);
             continue;
         }
-        let out = render_one(a, &d, style)?;
-        if i > 0 && !matches!(a.format, Format::Json | Format::Jsonl) {
-            writeln!(stdout)?;
+        if i > 0 {
+            stdout.write_all(render.separator().as_bytes())?;
         }
-        stdout.write_all(out.as_bytes())?;
+        stdout.write_all(render.one(&d)?.as_bytes())?;
     }
-    let out = match a.format {
-        Format::Sarif => report::sarif::render(&collected)?,
-        Format::Github => report::github::render(&collected),
-        _ => String::new(),
-    };
-    stdout.write_all(out.as_bytes())?;
+    if render.collects() {
+        stdout.write_all(render.all(&collected)?.as_bytes())?;
+    }
     stdout.flush()?;
     Ok(ExitCode::from(if any_found {
         EXIT_FOUND
@@ -150,7 +141,8 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
 pub fn run_extract(a: &ExtractArgs) -> anyhow::Result<ExitCode> {
     let inputs = sources(&a.files)?;
     let lib = a.library.load()?;
-    let mut engine = Engine::new(&lib, crate::engine::matcher::EngineKind::Prefilter);
+    let compiled = Compiled::new(&lib)?;
+    let mut engine = Engine::new(&compiled, crate::engine::matcher::EngineKind::Prefilter);
     let style = Style {
         color: a.color.enabled(),
     };

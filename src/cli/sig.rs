@@ -6,7 +6,7 @@ use clap::{Args, Subcommand};
 
 use super::{LibraryArgs, EXIT_FOUND, EXIT_NONE};
 use crate::engine::diagnosis::BuildOptions;
-use crate::engine::matcher::{EngineKind, Matcher};
+use crate::engine::matcher::{Compiled, EngineKind, Prefilter};
 use crate::engine::pipeline::Engine;
 use crate::knowledge::signature::Severity;
 
@@ -134,9 +134,9 @@ pub fn run(c: SigCommand) -> anyhow::Result<ExitCode> {
         }
         SigCommand::Atoms(a) => {
             let lib = a.library.load()?;
-            let m = Matcher::new(&lib, EngineKind::Prefilter);
+            let pf = Prefilter::new(&lib)?;
             let mut text = String::new();
-            for a in m.prefilter().atoms() {
+            for a in pf.atoms() {
                 text.push_str(a);
                 text.push('\n');
             }
@@ -154,7 +154,8 @@ pub fn run(c: SigCommand) -> anyhow::Result<ExitCode> {
                 (l, Some(f))
             };
             let filter = a.filter.as_deref();
-            let report = test_library_where(&lib, |s| {
+            let compiled = Compiled::new(&lib)?;
+            let report = test_library_where(&compiled, |s| {
                 filter.is_none_or(|f| s.id.contains(f))
                     && files.as_ref().is_none_or(|fs| fs.contains(&s.file))
             });
@@ -194,20 +195,18 @@ pub struct TestReport {
 }
 
 /// Runs every example of every signature through the pipeline (prefilter included).
-pub fn test_library(
-    lib: &crate::knowledge::signature::Library,
-    filter: Option<&str>,
-) -> TestReport {
-    test_library_where(lib, |s| filter.is_none_or(|f| s.id.contains(f)))
+pub fn test_library(compiled: &Compiled<'_>, filter: Option<&str>) -> TestReport {
+    test_library_where(compiled, |s| filter.is_none_or(|f| s.id.contains(f)))
 }
 
 /// Runs the examples of the signatures `select` picks (the whole library is loaded, so
 /// overlaps with any signature are seen).
 pub fn test_library_where(
-    lib: &crate::knowledge::signature::Library,
+    compiled: &Compiled<'_>,
     select: impl Fn(&crate::knowledge::signature::Signature) -> bool,
 ) -> TestReport {
-    let mut engine = Engine::new(lib, EngineKind::Prefilter);
+    let lib = compiled.library;
+    let mut engine = Engine::new(compiled, EngineKind::Prefilter);
     let mut rep = TestReport::default();
     let opts = BuildOptions { top: usize::MAX };
     for s in &lib.signatures {

@@ -155,6 +155,8 @@ impl Diagnosis {
 
     /// [`Diagnosis::build`] with environment facts: they fill `{{env.…}}`, add the
     /// `explain_env` sentences that hold and choose among `if:` remediation steps.
+    /// Ordering, consequence folding and remediation filling happen here, before any
+    /// renderer sees the result.
     pub fn build_with_facts(
         input: &str,
         lib: &Library,
@@ -164,8 +166,14 @@ impl Diagnosis {
         facts: crate::env::Facts,
     ) -> Diagnosis {
         rank::order(lib, &mut ranked);
-        let by_id: BTreeMap<usize, &Failure> = x.failures.iter().map(|f| (f.id, f)).collect();
-        let unit = unit_value(&x);
+        let cx = Assembly {
+            lib,
+            x: &x,
+            ranked: &ranked,
+            by_id: x.failures.iter().map(|f| (f.id, f)).collect(),
+            unit: unit_value(&x),
+            facts: &facts,
+        };
         let mut noise = Vec::new();
         let mut causes: Vec<Cause> = Vec::new();
         for r in ranked.iter() {
@@ -182,112 +190,7 @@ impl Diagnosis {
             if r.folded_under.is_some() || causes.len() >= opts.top {
                 continue;
             }
-            let first_failure = r
-                .failures
-                .iter()
-                .filter_map(|id| by_id.get(id))
-                .min_by_key(|f| f.first.line);
-            let mut spread = Vec::new();
-            for a in &r.attempts {
-                let streams: usize = r
-                    .failures
-                    .iter()
-                    .filter_map(|id| by_id.get(id))
-                    .filter(|f| f.attempt == *a)
-                    .map(|f| f.streams.len())
-                    .max()
-                    .unwrap_or(0);
-                let workers = x
-                    .attempts
-                    .iter()
-                    .find(|t| t.index == *a)
-                    .map_or(0, |t| t.workers);
-                spread.push((*a, streams, workers));
-            }
-            let remediation = render_steps(
-                sig,
-                &r.captures,
-                &sig.capture_patterns,
-                unit.as_deref(),
-                &facts,
-            );
-            let environment: Vec<String> = sig
-                .explain_env
-                .iter()
-                .filter(|(c, _)| {
-                    c.as_ref()
-                        .is_none_or(|c| crate::env::eval::eval(c, &facts, &mut Vec::new()).holds())
-                })
-                .filter_map(|(_, t)| crate::env::vars::fill_prose(t, &facts))
-                .collect();
-            // consequences: signatures folded under this one, then linked failures
-            let mut consequences = Vec::new();
-            for c in ranked
-                .iter()
-                .filter(|c| c.folded_under == Some(r.signature))
-            {
-                let cs = &lib.signatures[c.signature];
-                let line = c.first_line;
-                let text = c.evidence.first().map_or(cs.title.clone(), |e| {
-                    by_line_headline(&x, e.line).unwrap_or_else(|| e.text.clone())
-                });
-                consequences.push(Consequence {
-                    signature: Some(cs.id.clone()),
-                    text,
-                    line,
-                    count: c.occurrences,
-                });
-            }
-            let explained: std::collections::BTreeSet<usize> = ranked
-                .iter()
-                .filter(|o| lib.signatures[o.signature].severity != Severity::Benign)
-                .flat_map(|o| o.failures.iter().copied())
-                .collect();
-            for f in &x.failures {
-                if f.consequence_of
-                    .is_some_and(|root| r.failures.contains(&root))
-                    && !explained.contains(&f.id)
-                {
-                    consequences.push(Consequence {
-                        signature: None,
-                        text: f.headline.clone(),
-                        line: f.first.line,
-                        count: f.count,
-                    });
-                }
-            }
-            consequences.sort_by_key(|c| c.line);
-            causes.push(Cause {
-                rank: causes.len() + 1,
-                signature: sig.id.clone(),
-                layer: match &sig.layer {
-                    crate::knowledge::signature::table::Layer::Signature => None,
-                    crate::knowledge::signature::table::Layer::Table(t) => {
-                        Some(format!("table:{t}"))
-                    }
-                },
-                title: sig.title.clone(),
-                category: sig.category,
-                severity: sig.severity,
-                confidence: Confidence::of(r.score),
-                score: (r.score * 100.0).round() / 100.0,
-                explain: sig.explain.clone(),
-                environment,
-                evidence: r.evidence.clone(),
-                captures: r.captures.clone(),
-                remediation,
-                references: sig.references.clone(),
-                consequences,
-                attempts: r.attempts.len(),
-                streams: r.streams.clone(),
-                occurrences: r.occurrences,
-                first: first_failure.map(|f| f.first.clone()),
-                crash_site: first_failure.and_then(|f| f.crash_site.clone()),
-                raise_site: first_failure.and_then(|f| f.raise_site.clone()),
-                importing: first_failure.and_then(|f| f.importing.clone()),
-                failures: r.failures.clone(),
-                spread,
-            });
+            causes.push(cx.cause(r, causes.len() + 1));
         }
         noise.sort_by(|a, b| b.count.cmp(&a.count).then(a.signature.cmp(&b.signature)));
         let unexplained = if causes.is_empty() {
@@ -316,6 +219,142 @@ impl Diagnosis {
     /// Exit status: 0 when a cause was found, 1 when none.
     pub fn found(&self) -> bool {
         !self.causes.is_empty()
+    }
+}
+
+/// What assembling the causes of one diagnosis reads.
+struct Assembly<'a> {
+    lib: &'a Library,
+    x: &'a Extraction,
+    ranked: &'a [Ranked],
+    by_id: BTreeMap<usize, &'a Failure>,
+    unit: Option<String>,
+    facts: &'a crate::env::Facts,
+}
+
+impl Assembly<'_> {
+    /// One cause, its remediation filled and its consequences folded under it.
+    fn cause(&self, r: &Ranked, rank: usize) -> Cause {
+        let sig = &self.lib.signatures[r.signature];
+        let first_failure = r
+            .failures
+            .iter()
+            .filter_map(|id| self.by_id.get(id))
+            .min_by_key(|f| f.first.line);
+        let remediation = render_steps(
+            sig,
+            &r.captures,
+            &sig.capture_patterns,
+            self.unit.as_deref(),
+            self.facts,
+        );
+        Cause {
+            rank,
+            signature: sig.id.clone(),
+            layer: match &sig.layer {
+                crate::knowledge::signature::table::Layer::Signature => None,
+                crate::knowledge::signature::table::Layer::Table(t) => Some(format!("table:{t}")),
+            },
+            title: sig.title.clone(),
+            category: sig.category,
+            severity: sig.severity,
+            confidence: Confidence::of(r.score),
+            score: (r.score * 100.0).round() / 100.0,
+            explain: sig.explain.clone(),
+            environment: self.environment(sig),
+            evidence: r.evidence.clone(),
+            captures: r.captures.clone(),
+            remediation,
+            references: sig.references.clone(),
+            consequences: self.consequences(r),
+            attempts: r.attempts.len(),
+            streams: r.streams.clone(),
+            occurrences: r.occurrences,
+            first: first_failure.map(|f| f.first.clone()),
+            crash_site: first_failure.and_then(|f| f.crash_site.clone()),
+            raise_site: first_failure.and_then(|f| f.raise_site.clone()),
+            importing: first_failure.and_then(|f| f.importing.clone()),
+            failures: r.failures.clone(),
+            spread: self.spread(r),
+        }
+    }
+
+    /// Per attempt: the streams the cause shows in and the attempt's workers.
+    fn spread(&self, r: &Ranked) -> Vec<(usize, usize, usize)> {
+        let mut spread = Vec::new();
+        for a in &r.attempts {
+            let streams: usize = r
+                .failures
+                .iter()
+                .filter_map(|id| self.by_id.get(id))
+                .filter(|f| f.attempt == *a)
+                .map(|f| f.streams.len())
+                .max()
+                .unwrap_or(0);
+            let workers = self
+                .x
+                .attempts
+                .iter()
+                .find(|t| t.index == *a)
+                .map_or(0, |t| t.workers);
+            spread.push((*a, streams, workers));
+        }
+        spread
+    }
+
+    /// The `explain_env` sentences whose condition holds on the facts, filled.
+    fn environment(&self, sig: &crate::knowledge::signature::Signature) -> Vec<String> {
+        sig.explain_env
+            .iter()
+            .filter(|(c, _)| {
+                c.as_ref()
+                    .is_none_or(|c| crate::env::eval::eval(c, self.facts, &mut Vec::new()).holds())
+            })
+            .filter_map(|(_, t)| crate::env::vars::fill_prose(t, self.facts))
+            .collect()
+    }
+
+    /// Signatures folded under this cause, then the failures linked to it that no
+    /// other cause explains; in line order.
+    fn consequences(&self, r: &Ranked) -> Vec<Consequence> {
+        let mut consequences = Vec::new();
+        for c in self
+            .ranked
+            .iter()
+            .filter(|c| c.folded_under == Some(r.signature))
+        {
+            let cs = &self.lib.signatures[c.signature];
+            let text = c.evidence.first().map_or(cs.title.clone(), |e| {
+                by_line_headline(self.x, e.line).unwrap_or_else(|| e.text.clone())
+            });
+            consequences.push(Consequence {
+                signature: Some(cs.id.clone()),
+                text,
+                line: c.first_line,
+                count: c.occurrences,
+            });
+        }
+        let explained: std::collections::BTreeSet<usize> = self
+            .ranked
+            .iter()
+            .filter(|o| self.lib.signatures[o.signature].severity != Severity::Benign)
+            .flat_map(|o| o.failures.iter().copied())
+            .collect();
+        for f in &self.x.failures {
+            if f.consequence_of
+                .is_some_and(|root| r.failures.contains(&root))
+                && !explained.contains(&f.id)
+            {
+                consequences.push(Consequence {
+                    signature: None,
+                    text: f.headline.clone(),
+                    line: f.first.line,
+                    count: f.count,
+                });
+            }
+        }
+        consequences.sort_by_key(|c| c.line);
+        consequences
     }
 }
 

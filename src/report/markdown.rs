@@ -11,6 +11,15 @@ fn code(s: &str) -> String {
     format!("{ticks}{}{ticks}", s.replace('\n', " "))
 }
 
+/// The Markdown format, for pasting into an issue.
+pub struct Markdown;
+
+impl super::Render for Markdown {
+    fn one(&self, d: &Diagnosis) -> Result<String, super::RenderError> {
+        Ok(render(d))
+    }
+}
+
 pub fn render(d: &Diagnosis) -> String {
     let mut out = String::new();
     let _ = writeln!(

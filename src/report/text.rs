@@ -2,8 +2,9 @@
 
 use std::fmt::Write as _;
 
-use crate::engine::diagnosis::{Cause, Diagnosis};
+use crate::engine::diagnosis::{Cause, Diagnosis, RenderedStep};
 use crate::engine::extract::Extraction;
+use crate::engine::findings::Finding;
 use crate::engine::rank::Confidence;
 use crate::knowledge::text::{clip, escape_control};
 
@@ -190,40 +191,7 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
     for e in &c.environment {
         let _ = writeln!(out, "   In this environment: {}", escape_control(e));
     }
-    if !c.remediation.is_empty() {
-        let _ = writeln!(out, "   Fix (printed, never run):");
-        for (i, s) in c.remediation.iter().enumerate() {
-            let when = s
-                .when
-                .as_deref()
-                .map(|w| st.dim(&format!(" — when {}", escape_control(w))))
-                .unwrap_or_default();
-            let fits = if s.fits {
-                st.bold(" [fits this environment]")
-            } else {
-                String::new()
-            };
-            let _ = writeln!(
-                out,
-                "     {}. {}{when}{fits}",
-                i + 1,
-                escape_control(&s.description)
-            );
-            if let Some(cmd) = &s.command {
-                let _ = writeln!(
-                    out,
-                    "        {}",
-                    st.cmd(&format!("$ {}", escape_control(cmd)))
-                );
-            } else if let (Some(t), Some(n)) = (&s.template, &s.note) {
-                let _ = writeln!(
-                    out,
-                    "        {}",
-                    st.dim(&format!("({}: {})", escape_control(t), escape_control(n)))
-                );
-            }
-        }
-    }
+    fix_block(out, &c.remediation, st);
     if !c.consequences.is_empty() {
         let _ = writeln!(
             out,
@@ -248,6 +216,98 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
     }
     if let Some(r) = c.references.first() {
         let _ = writeln!(out, "   See: {}", escape_control(r));
+    }
+}
+
+/// The "Fix" block of a cause or a finding: each step, when it applies, whether it fits
+/// the environment, and its command (or why it has none). Written here only.
+fn fix_block(out: &mut String, steps: &[RenderedStep], st: Style) {
+    if steps.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "   Fix (printed, never run):");
+    for (i, s) in steps.iter().enumerate() {
+        let when = s
+            .when
+            .as_deref()
+            .map(|w| st.dim(&format!(" — when {}", escape_control(w))))
+            .unwrap_or_default();
+        let fits = if s.fits {
+            st.bold(" [fits this environment]")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "     {}. {}{when}{fits}",
+            i + 1,
+            escape_control(&s.description)
+        );
+        if let Some(cmd) = &s.command {
+            let _ = writeln!(
+                out,
+                "        {}",
+                st.cmd(&format!("$ {}", escape_control(cmd)))
+            );
+        } else if let (Some(t), Some(n)) = (&s.template, &s.note) {
+            let _ = writeln!(
+                out,
+                "        {}",
+                st.dim(&format!("({}: {})", escape_control(t), escape_control(n)))
+            );
+        }
+    }
+}
+
+/// Environment findings (compatibility rules the facts break), as text.
+pub fn findings(findings: &[Finding]) -> String {
+    let st = Style { color: false };
+    let mut out = String::new();
+    for (i, f) in findings.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{}. [{}] {} ({}, rule {})",
+            i + 1,
+            f.severity.as_str(),
+            escape_control(&f.title),
+            f.category.as_str(),
+            f.rule
+        );
+        for e in &f.evidence {
+            let _ = writeln!(
+                out,
+                "   {}  ({})",
+                escape_control(&e.what),
+                escape_control(&e.origin.to_string())
+            );
+        }
+        let _ = writeln!(
+            out,
+            "   Why: {}",
+            escape_control(&f.explain.replace('\n', " "))
+        );
+        fix_block(&mut out, &f.remediation, st);
+        if let Some(r) = f.references.first() {
+            let _ = writeln!(out, "   See: {}", escape_control(r));
+        }
+    }
+    out
+}
+
+/// The text format: for people, colour on a terminal; environment findings after the
+/// causes.
+pub struct Text {
+    pub style: Style,
+}
+
+impl super::Render for Text {
+    fn one(&self, d: &Diagnosis) -> Result<String, super::RenderError> {
+        let mut out = render(d, self.style);
+        if !d.findings.is_empty() {
+            out.push_str("Environment problems (compatibility rules on the facts given):\n");
+            out.push_str(&findings(&d.findings));
+        }
+        Ok(out)
     }
 }
 

@@ -85,6 +85,8 @@ pub enum ExplainError {
     UnknownSignature(String),
     #[error("{0}")]
     Input(#[from] crate::engine::ingest::IngestError),
+    #[error("{0}")]
+    Run(#[from] crate::tools::draft::DraftError),
 }
 
 fn describe(c: &Cond) -> String {
@@ -211,7 +213,7 @@ pub fn explain(
         return Err(ExplainError::UnknownSignature(id.to_string()));
     };
     let sig: &Signature = &lib.signatures[index];
-    let (x, m) = crate::tools::draft::run_text(lib, name, text).unwrap_or_default();
+    let (x, m) = crate::tools::draft::run_text(lib, name, text)?;
 
     // the log's lines, prefixes peeled
     let mut lines: Vec<(usize, String)> = Vec::new();

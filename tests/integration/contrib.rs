@@ -185,7 +185,10 @@ fn drafts_of_real_logs_lint_clean_and_capture_volatile_tokens() {
         let mut all = builtin();
         all.extend(files);
         let full = sig::load::compile_files(&all).expect("library with the draft");
-        let rep = crashdoc::cli::sig::test_library_where(&full, |s| s.id == d.id);
+        let rep = crashdoc::cli::sig::test_library_where(
+            &crashdoc::engine::matcher::Compiled::new(&full).expect("compiled"),
+            |s| s.id == d.id,
+        );
         assert_eq!(
             (rep.passed, rep.failed),
             (1, 0),

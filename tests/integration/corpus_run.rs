@@ -121,6 +121,7 @@ fn the_regression_gate_fails_and_names_the_incidents_a_broken_signature_breaks()
         .collect();
     let broken = signature::load::compile_files(&files).expect("compiles");
     let incidents = corpus::load_dir(&root().join("corpus")).expect("corpus");
+    let broken = crashdoc::engine::matcher::Compiled::new(&broken).expect("compiled");
     let run = run_corpus(
         &broken,
         EngineKind::Prefilter,
@@ -405,8 +406,8 @@ fn corpus_add_files_an_incident_that_loads_and_scores() {
         std::fs::read(&log).expect("original")
     );
     // the proposal, replayed, is right by construction
-    let lib = crate::util::library();
-    let mut engine = crashdoc::engine::pipeline::Engine::new(lib, EngineKind::Prefilter);
+    let mut engine =
+        crashdoc::engine::pipeline::Engine::new(crate::util::compiled(), EngineKind::Prefilter);
     let (o, _) = corpus::evaluate(&mut engine, inc).expect("diagnose");
     assert!(o.ok, "{:?}", o.problems);
     // filing it again is refused; a bad category is an input error

@@ -35,11 +35,11 @@ fn corpus_logs(long: bool) -> Vec<(String, Vec<u8>)> {
 }
 
 fn compare(logs: Vec<(String, Vec<u8>)>) -> usize {
-    let lib = crate::util::library();
-    let mut fast = Engine::new(lib, EngineKind::Prefilter);
-    let mut brute = Engine::new(lib, EngineKind::Brute);
+    let compiled = crate::util::compiled();
+    let mut fast = Engine::new(compiled, EngineKind::Prefilter);
+    let mut brute = Engine::new(compiled, EngineKind::Brute);
     // the two-thread path (normally past 10,000 lines) from the first line on
-    let mut parallel = Engine::new(lib, EngineKind::Prefilter).with_parallel_after(0);
+    let mut parallel = Engine::new(compiled, EngineKind::Prefilter).with_parallel_after(0);
     let mut hits = 0;
     for (name, bytes) in logs {
         let a = run(&mut fast, &name, bytes.clone());

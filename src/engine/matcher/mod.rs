@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 pub use eval::{evaluate, evaluate_with, Subject};
-pub use prefilter::Prefilter;
+pub use prefilter::{Prefilter, PrefilterError};
 
 use crate::engine::extract::{BlockLine, Extraction, Failure, FailureKind, Occurrence};
 use crate::engine::normalize::Record;
@@ -83,38 +83,56 @@ pub struct Matches {
     pub loose: BTreeMap<usize, LooseHits>,
 }
 
-/// The matcher over one compiled library.
-pub struct Matcher<'l> {
+/// The compiled library: the signatures (each regex built once, on first use, and
+/// shared) and the prefilter automaton (built once, here; its failure is an error).
+/// Immutable and `Send + Sync`: every scan on every thread borrows the same one.
+pub struct Compiled<'l> {
     pub library: &'l Library,
-    prefilter: Prefilter,
-    kind: EngineKind,
-    scratch: Vec<usize>,
-    /// Environment facts the fact conditions read (empty: every fact is unknown).
-    pub facts: Facts,
+    pub prefilter: Prefilter,
 }
 
-impl<'l> Matcher<'l> {
-    pub fn new(library: &'l Library, kind: EngineKind) -> Self {
-        Matcher {
+impl<'l> Compiled<'l> {
+    pub fn new(library: &'l Library) -> Result<Self, PrefilterError> {
+        Ok(Compiled {
             library,
-            prefilter: Prefilter::new(library),
+            prefilter: Prefilter::new(library)?,
+        })
+    }
+}
+
+/// The matcher of one scan: the compiled library it reads and its own scratch buffer
+/// (cheap to create; nothing is built).
+pub struct Matcher<'c> {
+    compiled: &'c Compiled<'c>,
+    kind: EngineKind,
+    scratch: Vec<usize>,
+}
+
+impl<'c> Matcher<'c> {
+    pub fn new(compiled: &'c Compiled<'c>, kind: EngineKind) -> Self {
+        Matcher {
+            compiled,
             kind,
             scratch: Vec::new(),
-            facts: Facts::default(),
         }
     }
 
-    pub fn prefilter(&self) -> &Prefilter {
-        &self.prefilter
+    pub fn library(&self) -> &'c Library {
+        self.compiled.library
+    }
+
+    pub fn prefilter(&self) -> &'c Prefilter {
+        &self.compiled.prefilter
     }
 
     fn candidates_of_lines<'a>(&mut self, lines: impl Iterator<Item = &'a str>) -> Vec<usize> {
         match self.kind {
-            EngineKind::Brute => (0..self.library.signatures.len()).collect(),
+            EngineKind::Brute => (0..self.library().signatures.len()).collect(),
             EngineKind::Prefilter => {
                 self.scratch.clear();
+                let pf = self.prefilter();
                 for l in lines {
-                    self.prefilter.candidates(l, &mut self.scratch);
+                    pf.candidates(l, &mut self.scratch);
                 }
                 self.scratch.sort_unstable();
                 self.scratch.dedup();
@@ -123,9 +141,10 @@ impl<'l> Matcher<'l> {
         }
     }
 
-    /// Matches a loose line (part of no failure) and folds the result into `into`.
-    pub fn match_loose(&mut self, rec: &Record, attempt: usize, into: &mut Matches) {
-        if self.kind == EngineKind::Prefilter && !self.prefilter.any(&rec.message) {
+    /// Matches a loose line (part of no failure) and folds the result into `into`;
+    /// fact conditions read `facts`.
+    pub fn match_loose(&mut self, rec: &Record, attempt: usize, into: &mut Matches, facts: &Facts) {
+        if self.kind == EngineKind::Prefilter && !self.prefilter().any(&rec.message) {
             return;
         }
         let cands = self.candidates_of_lines(std::iter::once(rec.message.as_str()));
@@ -135,9 +154,9 @@ impl<'l> Matcher<'l> {
         let stream = rec.stream.key();
         let target = Failure::line_target(rec, attempt, &stream);
         for s in cands {
-            let sig = &self.library.signatures[s];
+            let sig = &self.library().signatures[s];
             let subject = Subject::of_failure(&target);
-            let Some(found) = evaluate_with(&sig.cond, &target, &subject, &self.facts) else {
+            let Some(found) = evaluate_with(&sig.cond, &target, &subject, facts) else {
                 continue;
             };
             let e = into.loose.entry(s).or_default();
@@ -169,8 +188,8 @@ impl<'l> Matcher<'l> {
         }
     }
 
-    /// Matches every extracted failure.
-    pub fn match_failures(&mut self, x: &Extraction, into: &mut Matches) {
+    /// Matches every extracted failure; fact conditions read `facts`.
+    pub fn match_failures(&mut self, x: &Extraction, into: &mut Matches, facts: &Facts) {
         for f in &x.failures {
             // Conditions read the kept lines, but also the headlines and frames of the
             // chain, which outlive the lines: a chain longer than MAX_BLOCK_LINES keeps
@@ -191,8 +210,8 @@ impl<'l> Matcher<'l> {
                 }));
             let cands = self.candidates_of_lines(texts);
             for s in cands {
-                let sig = &self.library.signatures[s];
-                if let Some(hit) = match_failure_with(sig, s, f, &self.facts) {
+                let sig = &self.library().signatures[s];
+                if let Some(hit) = match_failure_with(sig, s, f, facts) {
                     into.failures.push(hit);
                 }
             }
@@ -281,3 +300,9 @@ impl Failure {
         }
     }
 }
+
+/// The compiled library is shared across threads (checked at compile time).
+const _: fn() = || {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Compiled<'static>>();
+};
