@@ -79,6 +79,10 @@ pub struct Signature {
     pub capture_patterns: BTreeMap<String, LazyRegex>,
     /// How specific the conditions are (regexes with captures count most).
     pub specificity: u32,
+    /// Which layer of knowledge it comes from (a signature file, a code table).
+    pub layer: super::table::Layer,
+    /// The highest confidence it may be given.
+    pub max_confidence: Option<model::ConfidenceCap>,
 }
 
 impl Signature {
@@ -524,6 +528,8 @@ pub fn compile(
             file: file.to_string(),
             capture_patterns: cx.captures,
             specificity: cx.specificity,
+            layer: super::table::Layer::Signature,
+            max_confidence: f.max_confidence,
         }),
         _ => Err(cx.errors),
     }

@@ -4,6 +4,7 @@
 //! - [`compile`]: validation and compilation into runtime signatures;
 //! - [`atoms`]: the necessary literals the prefilter looks for;
 //! - [`template`]: remediation commands, filled and quoted safely;
+//! - [`table`]: code tables (one entry per error code, every rendering);
 //! - [`load`]: the embedded library and library folders;
 //! - [`error`]: located, coded diagnostics;
 //! - [`lint`], [`draft`], [`schema`]: the contributor's tools (lint, `sig new`, JSON Schema).
@@ -17,6 +18,7 @@ pub mod lint;
 pub mod load;
 pub mod model;
 pub mod schema;
+pub mod table;
 pub mod template;
 
 pub use compile::{Cond, Signature};

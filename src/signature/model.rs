@@ -129,6 +129,18 @@ impl Severity {
     }
 }
 
+/// The highest confidence a cause may get: for knowledge that names a failure without
+/// establishing its cause (a generic error code, a signal).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize, Serialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConfidenceCap {
+    Low,
+    Medium,
+    High,
+}
+
 /// One signature file.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -170,6 +182,9 @@ pub struct SignatureFile {
     pub references: Vec<String>,
     #[serde(default)]
     pub examples: Examples,
+    /// Cap the confidence of this cause (`medium`: the message alone does not establish it).
+    #[serde(default)]
+    pub max_confidence: Option<ConfidenceCap>,
 }
 
 /// A condition: exactly one key.
