@@ -17,6 +17,7 @@ pub mod env;
 pub mod explain;
 pub mod extract;
 pub mod ingest;
+pub mod layers;
 pub mod matcher;
 pub mod normalize;
 pub mod pipeline;

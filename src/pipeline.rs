@@ -212,6 +212,7 @@ impl<'l> Engine<'l> {
         if matching {
             self.matcher.facts = facts;
             self.matcher.match_failures(&x, &mut m);
+            crate::layers::apply(&mut self.matcher, &x, &mut m);
             facts = std::mem::replace(&mut self.matcher.facts, self.given.clone());
         }
         Ok((x, m, facts))

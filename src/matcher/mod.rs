@@ -81,6 +81,8 @@ pub struct Matches {
     pub failures: Vec<FailureHit>,
     /// Per signature index.
     pub loose: BTreeMap<usize, LooseHits>,
+    /// Matches found by a layer other than the signature's own conditions.
+    pub via: Vec<crate::layers::ViaNote>,
 }
 
 /// The matcher over one compiled library.

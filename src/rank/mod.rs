@@ -79,6 +79,10 @@ pub struct Ranked {
     pub occurrences: usize,
     /// The cause (signature index) it was folded under, for a consequence.
     pub folded_under: Option<usize>,
+    /// The layer that found it, when not the signature's own conditions ([`crate::layers`]).
+    pub via: Option<crate::layers::Via>,
+    /// Folded under a cause that `explains:` it.
+    pub linked: bool,
 }
 
 fn place_weight(p: Place, first: bool, consequence: bool) -> f64 {
@@ -133,6 +137,8 @@ pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
             streams: Vec::new(),
             occurrences: 0,
             folded_under: None,
+            via: None,
+            linked: false,
         });
         if score > r.score {
             r.score = score;
@@ -181,6 +187,8 @@ pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
             streams: Vec::new(),
             occurrences: 0,
             folded_under: None,
+            via: None,
+            linked: false,
         });
         if score > r.score {
             r.score = score;
@@ -216,6 +224,7 @@ pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
         r.score = (r.score + spread).min(1.0);
     }
     fold_consequences(lib, x, &mut ranked);
+    crate::layers::adjust::apply(lib, m, &mut ranked);
     ranked
 }
 

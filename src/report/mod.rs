@@ -50,6 +50,9 @@ pub struct Consequence {
     pub text: String,
     pub line: usize,
     pub count: usize,
+    /// Folded through the cause's `explains:` link (a reverse link).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub linked: bool,
 }
 
 /// One probable cause.
@@ -71,6 +74,14 @@ pub struct Cause {
     pub remediation: Vec<RenderedStep>,
     pub references: Vec<String>,
     pub consequences: Vec<Consequence>,
+    /// The layer of knowledge that found it: signature, table, wrapper, fallback, fuzzy.
+    pub layer: &'static str,
+    /// For a fuzzy match: the similarity to the closest real example.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f64>,
+    /// For a cause found inside a wrapper's message: the wrapper's id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wrapped_by: Option<String>,
     /// Crash attempts it was seen in.
     pub attempts: usize,
     /// Streams (workers, ranks, processes) that show it.
@@ -239,6 +250,7 @@ impl Diagnosis {
                     text,
                     line,
                     count: c.occurrences,
+                    linked: c.linked,
                 });
             }
             let explained: std::collections::BTreeSet<usize> = ranked
@@ -256,10 +268,12 @@ impl Diagnosis {
                         text: f.headline.clone(),
                         line: f.first.line,
                         count: f.count,
+                        linked: false,
                     });
                 }
             }
             consequences.sort_by_key(|c| c.line);
+            let layer = crate::layers::describe(lib, r);
             causes.push(Cause {
                 rank: causes.len() + 1,
                 signature: sig.id.clone(),
@@ -275,6 +289,9 @@ impl Diagnosis {
                 remediation,
                 references: sig.references.clone(),
                 consequences,
+                layer: layer.layer,
+                similarity: layer.similarity,
+                wrapped_by: layer.wrapped_by,
                 attempts: r.attempts.len(),
                 streams: r.streams.clone(),
                 occurrences: r.occurrences,

@@ -102,6 +102,9 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
         )
     );
     let _ = writeln!(out, "   {}", st.dim(&c.signature));
+    if let Some(note) = crate::layers::note(c) {
+        let _ = writeln!(out, "   {}", escape_control(&note));
+    }
     if !c.captures.is_empty() {
         let caps: Vec<String> = c
             .captures

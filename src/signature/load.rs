@@ -31,6 +31,8 @@ pub struct Library {
     pub signatures: Vec<Signature>,
     /// Frame path fragments skipped when locating a crash site.
     pub plumbing: Vec<String>,
+    /// The fuzzy-similarity index of the examples, built on first use.
+    pub fuzzy: std::sync::OnceLock<crate::layers::fuzzy::FuzzyIndex>,
 }
 
 impl Library {
@@ -281,7 +283,10 @@ fn prepare_table(f: &LibraryFile) -> Prepared {
             t.id.value,
             file_stem(&f.name)
         );
-        let (l, c) = (t.id.referenced.line() as usize, t.id.referenced.column() as usize);
+        let (l, c) = (
+            t.id.referenced.line() as usize,
+            t.id.referenced.column() as usize,
+        );
         errors.push(Diagnostic::error("E003", &f.name, msg).at(&f.text, l, c));
     }
     let (files, mut more) = table::entries(&t, &f.name, &f.text);
@@ -337,7 +342,13 @@ struct Fold {
 }
 
 impl Fold {
-    fn unit(&mut self, f: &LibraryFile, unit: Unit, lib: &mut Library, errors: &mut Vec<Diagnostic>) {
+    fn unit(
+        &mut self,
+        f: &LibraryFile,
+        unit: Unit,
+        lib: &mut Library,
+        errors: &mut Vec<Diagnostic>,
+    ) {
         let (parsed, compiled) = unit;
         let line = parsed.id.referenced.line() as usize;
         let col = parsed.id.referenced.column() as usize;
@@ -351,7 +362,7 @@ impl Fold {
         }
         self.seen
             .insert(parsed.id.value.clone(), (f.name.clone(), line, col));
-        for t in &parsed.consequence_of {
+        for t in parsed.consequence_of.iter().chain(&parsed.explains) {
             self.links.push((
                 f.name.clone(),
                 t.value.clone(),
@@ -370,7 +381,7 @@ impl Fold {
         for (file, target, line, col, text) in self.links {
             if !self.seen.contains_key(&target) {
                 let msg =
-                    format!("consequence_of names `{target}`, which no loaded signature defines");
+                    format!("consequence_of or explains names `{target}`, which no loaded signature defines");
                 errors.push(Diagnostic::error("E008", &file, msg).at(&text, line, col));
             }
         }
