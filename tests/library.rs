@@ -65,11 +65,8 @@ fn every_signature_passes_its_examples() {
 fn docs_list_the_library() {
     let lib = signature::load(&[LibrarySource::Builtin]).expect("library");
     let want = crashdoc::cli::sig::library_markdown(&lib);
-    let have = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/docs/signatures.md"
-    ))
-    .unwrap_or_default();
+    let have = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/signatures.md"))
+        .unwrap_or_default();
     assert!(
         have == want,
         "docs/signatures.md is stale: regenerate it with `cargo run -- sig list --format markdown > docs/signatures.md`"

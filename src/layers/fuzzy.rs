@@ -30,8 +30,9 @@ const PROTECTED: &[&str] = &[
 /// The masked shingles of every signature's example messages.
 #[derive(Debug, Clone, Default)]
 pub struct FuzzyIndex {
-    /// (signature index, shingles) per example message.
-    examples: Vec<(usize, HashSet<u64>)>,
+    /// (signature index, near-miss?, shingles) per example message: a failure closest to
+    /// a near-miss of a signature resembles nothing.
+    examples: Vec<(usize, bool, HashSet<u64>)>,
     /// Word pair → examples that have it.
     postings: HashMap<u64, Vec<u32>>,
 }
@@ -118,10 +119,13 @@ fn shingles(words: &[String]) -> (HashSet<u64>, Vec<u64>) {
     (set, pairs)
 }
 
-/// The example messages of a signature: each example's first line with one of its atoms.
-fn example_messages(sig: &Signature) -> Vec<String> {
+/// The example messages of a signature: each example's first line with one of its atoms
+/// (positive examples, then near-misses).
+fn example_messages(sig: &Signature) -> Vec<(bool, String)> {
     let mut out = Vec::new();
-    for ex in &sig.examples.matches {
+    let positive = sig.examples.matches.iter().map(|e| (false, e));
+    let negative = sig.examples.no_match.iter().map(|e| (true, e));
+    for (near_miss, ex) in positive.chain(negative) {
         let hit = ex.log.lines().enumerate().find(|(_, l)| {
             let l = l.to_ascii_lowercase();
             sig.atoms.iter().any(|a| l.contains(a.as_str()))
@@ -132,7 +136,7 @@ fn example_messages(sig: &Signature) -> Vec<String> {
                 text: text.to_string(),
                 truncated: 0,
             });
-            out.push(rec.message);
+            out.push((near_miss, rec.message));
         }
     }
     out
@@ -147,7 +151,7 @@ impl FuzzyIndex {
             if sig.severity == Severity::Benign || sig.layer == Layer::Fallback {
                 continue;
             }
-            for msg in example_messages(sig) {
+            for (near_miss, msg) in example_messages(sig) {
                 let words = masked_words(&msg);
                 if words.len() < MIN_WORDS {
                     continue;
@@ -160,7 +164,7 @@ impl FuzzyIndex {
                         v.push(e);
                     }
                 }
-                ix.examples.push((s, set));
+                ix.examples.push((s, near_miss, set));
             }
         }
         ix
@@ -181,20 +185,21 @@ impl FuzzyIndex {
             .collect();
         cands.sort_unstable();
         cands.dedup();
-        let mut best: Option<Resemblance> = None;
+        let mut best: Option<(bool, Resemblance)> = None;
         for e in cands {
-            let Some((s, ex)) = self.examples.get(e as usize) else {
+            let Some((s, near_miss, ex)) = self.examples.get(e as usize) else {
                 continue;
             };
             let sim = jaccard(&set, ex);
-            if best.is_none_or(|b| sim > b.similarity) {
-                best = Some(Resemblance {
+            if best.is_none_or(|b| sim > b.1.similarity) {
+                let r = Resemblance {
                     signature: *s,
                     similarity: sim,
-                });
+                };
+                best = Some((*near_miss, r));
             }
         }
-        best
+        best.filter(|(near_miss, _)| !near_miss).map(|(_, r)| r)
     }
 }
 
@@ -208,8 +213,8 @@ impl FuzzyIndex {
         let (set, _) = shingles(&words);
         self.examples
             .iter()
-            .filter(|(s, _)| *s == signature)
-            .map(|(_, ex)| jaccard(&set, ex))
+            .filter(|(s, near_miss, _)| *s == signature && !near_miss)
+            .map(|(_, _, ex)| jaccard(&set, ex))
             .fold(None, |acc: Option<f64>, v| {
                 Some(acc.map_or(v, |a| a.max(v)))
             })

@@ -18,6 +18,7 @@ pub mod fuzzy;
 pub mod wrap;
 
 use crate::extract::Extraction;
+use crate::signature::table::Layer;
 use crate::matcher::{Matcher, Matches};
 
 /// How a match was found when it was not by a signature's own conditions on the text.
@@ -48,8 +49,8 @@ pub fn apply(matcher: &mut Matcher<'_>, x: &Extraction, m: &mut Matches) {
 /// What a cause's output says about the layer that found it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LayerInfo {
-    /// `signature`, `table`, `fallback`, `wrapper` or `fuzzy`.
-    pub layer: &'static str,
+    /// `None` for a signature file; `table:<id>`, `fallback`, `wrapper` or `fuzzy`.
+    pub layer: Option<String>,
     /// For a fuzzy match: the similarity to the closest example.
     pub similarity: Option<f64>,
     /// For an inner cause: the id of the wrapper it was found in.
@@ -61,17 +62,21 @@ pub fn describe(lib: &crate::signature::Library, r: &crate::rank::Ranked) -> Lay
     let sig = &lib.signatures[r.signature];
     match r.via {
         Some(Via::Fuzzy { per_mille }) => LayerInfo {
-            layer: "fuzzy",
+            layer: Some("fuzzy".to_string()),
             similarity: Some(f64::from(per_mille) / 1000.0),
             wrapped_by: None,
         },
         Some(Via::Wrapper { wrapper }) => LayerInfo {
-            layer: "wrapper",
+            layer: Some("wrapper".to_string()),
             similarity: None,
             wrapped_by: lib.signatures.get(wrapper).map(|w| w.id.clone()),
         },
         None => LayerInfo {
-            layer: sig.layer.as_str(),
+            layer: match &sig.layer {
+                Layer::Signature => None,
+                Layer::Table(t) => Some(format!("table:{t}")),
+                Layer::Fallback => Some("fallback".to_string()),
+            },
             similarity: None,
             wrapped_by: None,
         },
@@ -80,7 +85,8 @@ pub fn describe(lib: &crate::signature::Library, r: &crate::rank::Ranked) -> Lay
 
 /// One sentence saying how a cause was found, when not by a signature's own conditions.
 pub fn note(c: &crate::report::Cause) -> Option<String> {
-    match (c.layer, c.similarity, &c.wrapped_by) {
+    let layer = c.layer.as_deref().unwrap_or("signature");
+    match (layer, c.similarity, &c.wrapped_by) {
         ("fuzzy", Some(s), _) => Some(format!(
             "layer fuzzy: resembles {} (similarity {s:.2}), not an exact match",
             c.signature
@@ -88,7 +94,6 @@ pub fn note(c: &crate::report::Cause) -> Option<String> {
         ("wrapper", _, Some(w)) => Some(format!(
             "layer wrapper: found in the error wrapped by {w}"
         )),
-        ("table", _, _) => Some("layer table: a code table entry".to_string()),
         ("fallback", _, _) => Some(
             "layer fallback: no signature matched; a structural fallback (exception type, raising module) at low confidence".to_string(),
         ),

@@ -23,6 +23,8 @@ use serde::Serialize;
 
 use crate::extract::{Extraction, Failure};
 use crate::matcher::{Matches, Place};
+use crate::signature::model::ConfidenceCap;
+use crate::signature::table::Layer;
 use crate::signature::{Library, Severity, Signature};
 
 /// How sure a cause is.
@@ -108,7 +110,26 @@ fn severity_weight(s: Severity) -> f64 {
 }
 
 fn specificity_weight(sig: &Signature) -> f64 {
-    (0.8 + 0.05 * f64::from(sig.specificity)).min(1.0)
+    (0.8 + 0.05 * f64::from(sig.specificity)).min(1.0) * layer_weight(&sig.layer)
+}
+
+/// A code table's entry knows the code, not the context: a signature on the same
+/// failure is more specific and ranks first.
+fn layer_weight(layer: &Layer) -> f64 {
+    match layer {
+        Layer::Signature => 1.0,
+        Layer::Table(_) => 0.85,
+        Layer::Fallback => 1.0,
+    }
+}
+
+/// The highest score a signature's confidence cap allows (just under the next level).
+fn score_cap(cap: Option<ConfidenceCap>) -> f64 {
+    match cap {
+        Some(ConfidenceCap::Low) => 0.49,
+        Some(ConfidenceCap::Medium) => 0.74,
+        Some(ConfidenceCap::High) | None => 1.0,
+    }
 }
 
 /// Evidence lines kept per cause.
@@ -221,11 +242,47 @@ pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
         // several streams or attempts showing the same failure make it surer
         let spread = (r.streams.len().saturating_sub(1) as f64 * 0.01).min(0.03)
             + (r.attempts.len().saturating_sub(1) as f64 * 0.02).min(0.04);
-        r.score = (r.score + spread).min(1.0);
+        let cap = score_cap(lib.signatures[r.signature].max_confidence);
+        r.score = (r.score + spread).min(1.0).min(cap);
     }
+    fold_refined_codes(lib, &mut ranked);
     fold_consequences(lib, x, &mut ranked);
     crate::layers::adjust::apply(lib, m, &mut ranked);
     ranked
+}
+
+/// A code table's entry whose every evidence line is also evidence of a signature (one
+/// that refines the code in context) folds under that signature: the same lines are
+/// one failure, explained once.
+fn fold_refined_codes(lib: &Library, ranked: &mut [Ranked]) {
+    for i in 0..ranked.len() {
+        let r = &ranked[i];
+        if r.folded_under.is_some()
+            || r.evidence.is_empty()
+            || !matches!(lib.signatures[r.signature].layer, Layer::Table(_))
+        {
+            continue;
+        }
+        let refining = ranked.iter().position(|o| {
+            let s = &lib.signatures[o.signature];
+            o.signature != r.signature
+                && s.layer == Layer::Signature
+                && s.severity != Severity::Benign
+                && r.evidence
+                    .iter()
+                    .all(|e| o.evidence.iter().any(|oe| oe.line == e.line))
+        });
+        let Some(o) = refining else {
+            continue;
+        };
+        let code = ranked[i].signature;
+        // the refining signature may have been folded under this code entry (it follows
+        // the same failure): the signature is the cause, the code entry goes under it
+        if ranked[o].folded_under == Some(code) {
+            ranked[o].folded_under = None;
+        }
+        ranked[i].folded_under = Some(ranked[o].folded_under.unwrap_or(ranked[o].signature));
+    }
 }
 
 /// Folds consequences under their causes (see the module docs).
@@ -234,7 +291,7 @@ fn fold_consequences(lib: &Library, x: &Extraction, ranked: &mut [Ranked]) {
     // which signatures explain each failure (non-benign only)
     let mut explains: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for r in ranked.iter() {
-        if lib.signatures[r.signature].severity == Severity::Benign {
+        if lib.signatures[r.signature].severity == Severity::Benign || r.folded_under.is_some() {
             continue;
         }
         for &f in &r.failures {
@@ -244,13 +301,14 @@ fn fold_consequences(lib: &Library, x: &Extraction, ranked: &mut [Ranked]) {
     let present: BTreeSet<usize> = ranked
         .iter()
         .filter(|r| lib.signatures[r.signature].severity != Severity::Benign)
+        .filter(|r| r.folded_under.is_none())
         .map(|r| r.signature)
         .collect();
     let index_of = |id: &str| lib.signatures.iter().position(|s| s.id == id);
     let mut folds: Vec<(usize, usize)> = Vec::new();
     for (i, r) in ranked.iter().enumerate() {
         let sig = &lib.signatures[r.signature];
-        if sig.severity == Severity::Benign {
+        if sig.severity == Severity::Benign || r.folded_under.is_some() {
             continue;
         }
         // (a) the signature names its causes and one of them matched

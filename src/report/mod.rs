@@ -60,6 +60,11 @@ pub struct Consequence {
 pub struct Cause {
     pub rank: usize,
     pub signature: String,
+    /// The layer of knowledge that matched when it is not a signature file:
+    /// `table:<id>` for an entry of a code table, `fallback`, `wrapper` (found in a
+    /// wrapper's inner error), `fuzzy` (resembles the signature's examples).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer: Option<String>,
     pub title: String,
     pub category: Category,
     pub severity: Severity,
@@ -74,8 +79,6 @@ pub struct Cause {
     pub remediation: Vec<RenderedStep>,
     pub references: Vec<String>,
     pub consequences: Vec<Consequence>,
-    /// The layer of knowledge that found it: signature, table, wrapper, fallback, fuzzy.
-    pub layer: &'static str,
     /// For a fuzzy match: the similarity to the closest real example.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub similarity: Option<f64>,
@@ -277,6 +280,7 @@ impl Diagnosis {
             causes.push(Cause {
                 rank: causes.len() + 1,
                 signature: sig.id.clone(),
+                layer: layer.layer,
                 title: sig.title.clone(),
                 category: sig.category,
                 severity: sig.severity,
@@ -289,7 +293,6 @@ impl Diagnosis {
                 remediation,
                 references: sig.references.clone(),
                 consequences,
-                layer: layer.layer,
                 similarity: layer.similarity,
                 wrapped_by: layer.wrapped_by,
                 attempts: r.attempts.len(),

@@ -101,7 +101,14 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
             )
         )
     );
-    let _ = writeln!(out, "   {}", st.dim(&c.signature));
+    match &c.layer {
+        Some(layer) => {
+            let _ = writeln!(out, "   {}", st.dim(&format!("{} ({layer})", c.signature)));
+        }
+        None => {
+            let _ = writeln!(out, "   {}", st.dim(&c.signature));
+        }
+    }
     if let Some(note) = crate::layers::note(c) {
         let _ = writeln!(out, "   {}", escape_control(&note));
     }
