@@ -18,8 +18,8 @@ pub mod fuzzy;
 pub mod wrap;
 
 use crate::extract::Extraction;
-use crate::signature::table::Layer;
 use crate::matcher::{Matcher, Matches};
+use crate::signature::table::Layer;
 
 /// How a match was found when it was not by a signature's own conditions on the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,4 +168,23 @@ pub fn explain_layer(
         }
     }
     (layer.to_string(), notes, similarity)
+}
+
+/// Whether a match explains its failure exactly: not a fuzzy resemblance, not a
+/// structural fallback.
+pub fn is_exact(
+    lib: &crate::signature::Library,
+    m: &Matches,
+    h: &crate::matcher::FailureHit,
+) -> bool {
+    let fallback = lib
+        .signatures
+        .get(h.signature)
+        .is_some_and(|s| s.layer == Layer::Fallback);
+    let fuzzy = m.via.iter().any(|n| {
+        n.signature == h.signature
+            && n.failure == Some(h.failure)
+            && matches!(n.via, Via::Fuzzy { .. })
+    });
+    !fallback && !fuzzy
 }
