@@ -7,7 +7,7 @@
 //! ```
 //!
 //! Inputs, all held in memory so that no disk is measured:
-//! - `generated_4MB`: `crashdoc::bench::write_log(4_000_000, seed 1)`, the deterministic
+//! - `generated_4MB`: `crashdoc::tools::bench::write_log(4_000_000, seed 1)`, the deterministic
 //!   journald/vLLM log of `benches/run.sh` (constructed data, see `src/bench.rs`);
 //! - `generated_200KB`: its first ~200 KB, cut at a line end (for the brute-force engine);
 //! - `journal`: the real scenario journal, `tests/data/scenario/journal.txt`.
@@ -26,12 +26,12 @@ use std::hint::black_box;
 use std::io::Cursor;
 use std::sync::LazyLock;
 
-use crashdoc::ingest::{Line, LineReader};
-use crashdoc::matcher::{EngineKind, Prefilter};
-use crashdoc::normalize as norm;
-use crashdoc::pipeline::Engine;
-use crashdoc::report::BuildOptions;
-use crashdoc::signature::{self, Library, LibrarySource};
+use crashdoc::engine::diagnosis::BuildOptions;
+use crashdoc::engine::ingest::{Line, LineReader};
+use crashdoc::engine::matcher::{EngineKind, Prefilter};
+use crashdoc::engine::normalize as norm;
+use crashdoc::engine::pipeline::Engine;
+use crashdoc::knowledge::signature::{self, Library, LibrarySource};
 use divan::counter::{BytesCount, ItemsCount};
 use divan::Bencher;
 
@@ -50,7 +50,7 @@ static JOURNAL: &[u8] = include_bytes!("../tests/data/scenario/journal.txt");
 
 static LOG: LazyLock<Vec<u8>> = LazyLock::new(|| {
     let mut v = Vec::with_capacity(LOG_BYTES as usize + 4096);
-    crashdoc::bench::write_log(&mut v, LOG_BYTES, 1).expect("writing to memory cannot fail");
+    crashdoc::tools::bench::write_log(&mut v, LOG_BYTES, 1).expect("writing to memory cannot fail");
     v
 });
 

@@ -13,6 +13,7 @@
 
 pub mod add;
 pub mod baseline;
+pub mod junit;
 pub mod render;
 pub mod run;
 pub mod score;
@@ -21,10 +22,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::ingest::{LineReader, Source};
-use crate::pipeline::Engine;
-use crate::rank::Confidence;
-use crate::report::{BuildOptions, Diagnosis};
+use crate::engine::diagnosis::{BuildOptions, Diagnosis};
+use crate::engine::ingest::{LineReader, Source};
+use crate::engine::pipeline::Engine;
+use crate::engine::rank::Confidence;
 
 /// `expected.yaml`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -159,7 +160,7 @@ fn fits(expected: &Expected, category: &str) -> bool {
 pub fn evaluate(
     engine: &mut Engine<'_>,
     inc: &Incident,
-) -> Result<(Outcome, Diagnosis), crate::ingest::IngestError> {
+) -> Result<(Outcome, Diagnosis), crate::engine::ingest::IngestError> {
     let mut r = LineReader::open(&Source::Path(inc.log.clone()))?;
     let d = engine.diagnose(&mut r, BuildOptions { top: 3 })?;
     Ok((check(inc, &d), d))

@@ -1,27 +1,34 @@
 //! crashdoc: a knowledge-base driven diagnosis engine for crash logs.
 //!
-//! The pipeline runs in one direction:
+//! The pipeline runs in one direction, and so do the layers (each folder imports only
+//! from the layers before it; `tests/integration/layers.rs` checks it):
 //!
 //! ```text
+//! knowledge ← env ← engine ← report ← tools, corpus ← cli
+//!
 //! bytes ─ ingest ─▶ lines ─ normalize ─▶ records ─ extract ─▶ failures ─ matcher ─▶ evidence ─ rank ─▶ diagnosis ─ report
 //!                                                                ▲
-//!                 signatures/*.yaml ─ signature::load ─▶ signature::compile (one Aho-Corasick automaton)
+//!       signatures/*.yaml ─ knowledge::signature::load ─▶ compile (one Aho-Corasick automaton)
 //! ```
 //!
-//! Each stage is a module of its own; [`pipeline`] wires them for one input.
+//! - [`knowledge`]: signature and rule files, conditions, compilation, loading, located
+//!   diagnostics;
+//! - [`env`]: facts about an environment and conditions evaluated on them;
+//! - [`engine`]: one input from bytes to a [`engine::diagnosis::Diagnosis`];
+//! - [`report`]: renderers of a diagnosis;
+//! - [`tools`]: the contributor's tools (draft, lint, explain, schema, rules tests, bench);
+//! - [`corpus`]: replaying past incidents;
+//! - [`cli`]: the command line.
 
-pub mod bench;
-pub mod cli;
-pub mod corpus;
+pub mod knowledge;
+
 pub mod env;
-pub mod explain;
-pub mod extract;
-pub mod ingest;
-pub mod layers;
-pub mod matcher;
-pub mod normalize;
-pub mod pipeline;
-pub mod rank;
+
+pub mod engine;
+
 pub mod report;
-pub mod rules;
-pub mod signature;
+
+pub mod corpus;
+pub mod tools;
+
+pub mod cli;

@@ -6,11 +6,12 @@
 
 use std::sync::{LazyLock, Mutex};
 
-use crashdoc::ingest::LineReader;
-use crashdoc::matcher::EngineKind;
-use crashdoc::pipeline::Engine;
-use crashdoc::report::{self, text::Style, BuildOptions};
-use crashdoc::signature::{self, Library, LibrarySource};
+use crashdoc::engine::ingest::LineReader;
+use crashdoc::engine::matcher::EngineKind;
+use crashdoc::engine::pipeline::Engine;
+use crashdoc::engine::diagnosis::BuildOptions;
+use crashdoc::report::{self, text::Style};
+use crashdoc::knowledge::signature::{self, Library, LibrarySource};
 use libfuzzer_sys::fuzz_target;
 
 static LIB: LazyLock<Library> =

@@ -8,9 +8,9 @@
 
 use std::collections::BTreeSet;
 
-use crashdoc::extract::{ExtractOptions, Extractor};
-use crashdoc::ingest::{LineReader, MAX_LINE_BYTES};
-use crashdoc::normalize::normalize;
+use crashdoc::engine::extract::{ExtractOptions, Extractor};
+use crashdoc::engine::ingest::{LineReader, MAX_LINE_BYTES};
+use crashdoc::engine::normalize::normalize;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -4,10 +4,10 @@
 //! that compiles is then exercised: its prefilter is built and its examples are run.
 #![no_main]
 
-use crashdoc::matcher::EngineKind;
-use crashdoc::pipeline::Engine;
-use crashdoc::report::BuildOptions;
-use crashdoc::signature::load::{compile_files, LibraryFile};
+use crashdoc::engine::matcher::EngineKind;
+use crashdoc::engine::pipeline::Engine;
+use crashdoc::engine::diagnosis::BuildOptions;
+use crashdoc::knowledge::signature::load::{compile_files, LibraryFile};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use crashdoc::signature::template::{quote, Piece, Quoting, Template};
+use crashdoc::knowledge::signature::template::{quote, Piece, Quoting, Template};
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 use regex::Regex;

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 
-use super::{EXIT_FOUND, EXIT_INPUT};
+use super::EXIT_FOUND;
 
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
@@ -48,35 +48,30 @@ fn parse_size(s: &str) -> Option<u64> {
     num.parse::<u64>().ok()?.checked_mul(mult)
 }
 
-pub fn run(c: BenchCommand) -> ExitCode {
+pub fn run(c: BenchCommand) -> anyhow::Result<ExitCode> {
     match c {
         BenchCommand::GenLog(a) => {
             let Some(size) = parse_size(&a.size) else {
-                eprintln!(
-                    "crashdoc: --size {}: expected a number with an optional K, M or G suffix",
+                anyhow::bail!(
+                    "--size {}: expected a number with an optional K, M or G suffix",
                     a.size
                 );
-                return ExitCode::from(EXIT_INPUT);
             };
             let res = match &a.out {
                 Some(p) => std::fs::File::create(p)
-                    .and_then(|mut f| crate::bench::write_log(&mut f, size, a.seed)),
-                None => crate::bench::write_log(&mut std::io::stdout().lock(), size, a.seed),
+                    .and_then(|mut f| crate::tools::bench::write_log(&mut f, size, a.seed)),
+                None => crate::tools::bench::write_log(&mut std::io::stdout().lock(), size, a.seed),
             };
             match res {
-                Ok(_) => ExitCode::from(EXIT_FOUND),
-                Err(e) => {
-                    eprintln!("crashdoc: cannot write the log: {e}");
-                    ExitCode::from(EXIT_INPUT)
-                }
+                Ok(_) => Ok(ExitCode::from(EXIT_FOUND)),
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(e.into()),
+                Err(e) => anyhow::bail!("cannot write the log: {e}"),
             }
         }
-        BenchCommand::GenLib(a) => match crate::bench::write_library(&a.out, a.count, a.seed) {
-            Ok(()) => ExitCode::from(EXIT_FOUND),
-            Err(e) => {
-                eprintln!("crashdoc: cannot write {}: {e}", a.out.display());
-                ExitCode::from(EXIT_INPUT)
-            }
-        },
+        BenchCommand::GenLib(a) => {
+            crate::tools::bench::write_library(&a.out, a.count, a.seed)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", a.out.display()))?;
+            Ok(ExitCode::from(EXIT_FOUND))
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! The contributor's commands: `sig new`, `sig lint`, `sig schema`, `sig test DIR…` and
-//! `explain`. The work is done by library modules ([`crate::signature::draft`],
-//! [`crate::signature::lint`], [`crate::signature::schema`], [`crate::explain`]); this
+//! `explain`. The work is done by library modules ([`crate::tools::draft`],
+//! [`crate::tools::lint`], [`crate::tools::schema`], [`crate::tools::explain`]); this
 //! module parses arguments, reads files and maps outcomes to exit codes.
 
 use std::path::{Path, PathBuf};
@@ -8,11 +8,14 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use super::{LibraryArgs, EXIT_FOUND, EXIT_INPUT, EXIT_LIBRARY, EXIT_NONE};
-use crate::ingest::{LineReader, Source};
-use crate::signature::draft::{self, DraftOptions};
-use crate::signature::load::{builtin_files, compile_files, read_dir_files, LibraryFile};
-use crate::signature::{lint, Library, LoadErrors};
+use super::{CliError, LibraryArgs, EXIT_FOUND, EXIT_NONE};
+use crate::engine::ingest::{LineReader, Source};
+use crate::knowledge::signature::load::{
+    builtin_files, compile_files, read_dir_files, LibraryFile,
+};
+use crate::knowledge::signature::{Library, LoadErrors};
+use crate::tools::draft::{self, DraftOptions};
+use crate::tools::lint;
 
 #[derive(Args, Debug)]
 pub struct NewArgs {
@@ -69,11 +72,11 @@ pub struct ExplainArgs {
 }
 
 /// Reads a whole log through ingest (gzip, lossy UTF-8, ANSI removed).
-pub fn read_log(arg: &str) -> Result<(String, String), String> {
+pub fn read_log(arg: &str) -> anyhow::Result<(String, String)> {
     let src = Source::parse(arg);
-    let mut r = LineReader::open(&src).map_err(|e| e.to_string())?;
+    let mut r = LineReader::open(&src)?;
     let mut text = String::new();
-    while let Some(l) = r.next_line().map_err(|e| e.to_string())? {
+    while let Some(l) = r.next_line()? {
         text.push_str(&l.text);
         text.push('\n');
     }
@@ -100,7 +103,7 @@ pub fn builtin_context(ours: &[LibraryFile]) -> Vec<LibraryFile> {
         .collect()
 }
 
-fn read_dirs(dirs: &[PathBuf]) -> Result<Vec<LibraryFile>, ExitCode> {
+fn read_dirs(dirs: &[PathBuf]) -> anyhow::Result<Vec<LibraryFile>> {
     let mut files = Vec::new();
     let mut errors = Vec::new();
     for d in dirs {
@@ -111,73 +114,49 @@ fn read_dirs(dirs: &[PathBuf]) -> Result<Vec<LibraryFile>, ExitCode> {
     if errors.is_empty() {
         Ok(files)
     } else {
-        eprintln!("{}", LoadErrors(errors));
-        Err(ExitCode::from(EXIT_INPUT))
+        Err(CliError::Unreadable(LoadErrors(errors)).into())
     }
 }
 
 /// The embedded library (minus overridden files) with the folders' files, compiled.
-pub fn library_with_dirs(dirs: &[PathBuf]) -> Result<(Library, Vec<String>), ExitCode> {
+pub fn library_with_dirs(dirs: &[PathBuf]) -> anyhow::Result<(Library, Vec<String>)> {
     let ours = read_dirs(dirs)?;
     let mut all = builtin_context(&ours);
     let names: Vec<String> = ours.iter().map(|f| f.name.clone()).collect();
     all.extend(ours);
-    match compile_files(&all) {
-        Ok(l) => Ok((l, names)),
-        Err(e) => {
-            eprintln!("{e}");
-            eprintln!("crashdoc: the signature library has {} error(s)", e.0.len());
-            Err(ExitCode::from(EXIT_LIBRARY))
-        }
-    }
+    let lib = compile_files(&all).map_err(|errors| CliError::Broken {
+        what: "the signature library has",
+        errors,
+    })?;
+    Ok((lib, names))
 }
 
-pub fn run_new(a: &NewArgs) -> ExitCode {
-    let lib = match a.library.load() {
-        Ok(l) => l,
-        Err(c) => return c,
-    };
-    let (name, text) = match read_log(&a.from) {
-        Ok(x) => x,
-        Err(e) => {
-            eprintln!("crashdoc: {e}");
-            return ExitCode::from(EXIT_INPUT);
-        }
-    };
+pub fn run_new(a: &NewArgs) -> anyhow::Result<ExitCode> {
+    let lib = a.library.load()?;
+    let (name, text) = read_log(&a.from)?;
     let opts = DraftOptions {
         id: a.id.clone(),
         source: a.source.clone(),
     };
-    let d = match draft::draft(&lib, &name, &text, &opts) {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("crashdoc: {e}");
-            return ExitCode::from(EXIT_INPUT);
-        }
-    };
+    let d = draft::draft(&lib, &name, &text, &opts)?;
     let dir = a
         .out
         .clone()
         .unwrap_or_else(|| Path::new("signatures").join(d.area));
-    if let Err(e) = std::fs::create_dir_all(&dir) {
-        eprintln!("crashdoc: cannot create {}: {e}", dir.display());
-        return ExitCode::from(EXIT_INPUT);
-    }
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
     let path = dir.join(format!("{}.yaml", d.id));
     if path.exists() && !a.force {
-        eprintln!(
-            "crashdoc: {} exists (give --force to overwrite, or --id for another name)",
+        anyhow::bail!(
+            "{} exists (give --force to overwrite, or --id for another name)",
             path.display()
         );
-        return ExitCode::from(EXIT_INPUT);
     }
-    if let Err(e) = std::fs::write(&path, &d.yaml) {
-        eprintln!("crashdoc: cannot write {}: {e}", path.display());
-        return ExitCode::from(EXIT_INPUT);
-    }
+    std::fs::write(&path, &d.yaml)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     eprintln!(
         "crashdoc: drafted from: {}\n  captures: {}",
-        crate::report::escape_control(&d.headline),
+        crate::knowledge::text::escape_control(&d.headline),
         if d.generalized.captures.is_empty() {
             "(none)".to_string()
         } else {
@@ -189,11 +168,11 @@ pub fn run_new(a: &NewArgs) -> ExitCode {
                 .join("  ")
         }
     );
-    super::print(&format!("{}\n", path.display()));
-    ExitCode::from(EXIT_FOUND)
+    super::print(&format!("{}\n", path.display()))?;
+    Ok(ExitCode::from(EXIT_FOUND))
 }
 
-pub fn run_lint(a: &LintArgs) -> ExitCode {
+pub fn run_lint(a: &LintArgs) -> anyhow::Result<ExitCode> {
     let (files, context) = if a.dirs.is_empty() && !Path::new("signatures").is_dir() {
         let files: Vec<LibraryFile> = builtin_files()
             .iter()
@@ -209,10 +188,7 @@ pub fn run_lint(a: &LintArgs) -> ExitCode {
         } else {
             a.dirs.clone()
         };
-        let files = match read_dirs(&dirs) {
-            Ok(f) => f,
-            Err(c) => return c,
-        };
+        let files = read_dirs(&dirs)?;
         let context = if a.no_builtin {
             Vec::new()
         } else {
@@ -223,10 +199,7 @@ pub fn run_lint(a: &LintArgs) -> ExitCode {
     let rep = lint::lint(&files, &context);
     match a.format {
         LintFormat::Json => {
-            super::print(&format!(
-                "{}\n",
-                serde_json::to_string_pretty(&rep).unwrap_or_default()
-            ));
+            super::print(&format!("{}\n", serde_json::to_string_pretty(&rep)?))?;
         }
         LintFormat::Text => {
             let mut out = String::new();
@@ -237,47 +210,32 @@ pub fn run_lint(a: &LintArgs) -> ExitCode {
                 "{} error(s), {} warning(s) in {} file(s)\n",
                 rep.errors, rep.warnings, rep.files
             ));
-            super::print(&out);
+            super::print(&out)?;
         }
     }
-    ExitCode::from(if rep.errors == 0 {
+    Ok(ExitCode::from(if rep.errors == 0 {
         EXIT_FOUND
     } else {
         EXIT_NONE
-    })
+    }))
 }
 
-pub fn run_schema() -> ExitCode {
-    super::print(&crate::signature::schema::schema_json());
-    ExitCode::from(EXIT_FOUND)
+pub fn run_schema() -> anyhow::Result<ExitCode> {
+    super::print(&crate::tools::schema::schema_json())?;
+    Ok(ExitCode::from(EXIT_FOUND))
 }
 
-pub fn run_explain(a: &ExplainArgs) -> ExitCode {
-    let lib = match a.library.load() {
-        Ok(l) => l,
-        Err(c) => return c,
-    };
-    let (name, text) = match read_log(&a.log) {
-        Ok(x) => x,
-        Err(e) => {
-            eprintln!("crashdoc: {e}");
-            return ExitCode::from(EXIT_INPUT);
-        }
-    };
-    match crate::explain::explain(&lib, &a.signature, &name, &text) {
-        Ok(e) => {
-            match a.format {
-                LintFormat::Json => super::print(&format!(
-                    "{}\n",
-                    serde_json::to_string_pretty(&e).unwrap_or_default()
-                )),
-                LintFormat::Text => super::print(&crate::explain::render(&e)),
-            }
-            ExitCode::from(if e.matched { EXIT_FOUND } else { EXIT_NONE })
-        }
-        Err(e) => {
-            eprintln!("crashdoc: {e}");
-            ExitCode::from(EXIT_INPUT)
-        }
+pub fn run_explain(a: &ExplainArgs) -> anyhow::Result<ExitCode> {
+    let lib = a.library.load()?;
+    let (name, text) = read_log(&a.log)?;
+    let e = crate::tools::explain::explain(&lib, &a.signature, &name, &text)?;
+    match a.format {
+        LintFormat::Json => super::print(&format!("{}\n", serde_json::to_string_pretty(&e)?))?,
+        LintFormat::Text => super::print(&crate::tools::explain::render(&e))?,
     }
+    Ok(ExitCode::from(if e.matched {
+        EXIT_FOUND
+    } else {
+        EXIT_NONE
+    }))
 }

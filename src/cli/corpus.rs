@@ -12,12 +12,12 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::{print, EngineArgs, LibraryArgs, EXIT_FOUND, EXIT_INPUT, EXIT_NONE};
+use super::{print, EngineArgs, LibraryArgs, EXIT_FOUND, EXIT_NONE};
 use crate::corpus::{self, add, baseline, render, run::run_corpus};
-use crate::ingest::{LineReader, Source};
-use crate::pipeline::Engine;
-use crate::report::BuildOptions;
-use crate::signature::Category;
+use crate::engine::diagnosis::BuildOptions;
+use crate::engine::ingest::{LineReader, Source};
+use crate::engine::pipeline::Engine;
+use crate::knowledge::signature::Category;
 
 #[derive(Subcommand, Debug)]
 pub enum CorpusCommand {
@@ -78,7 +78,7 @@ pub struct AddArgs {
     pub library: LibraryArgs,
 }
 
-pub fn run(c: CorpusCommand) -> ExitCode {
+pub fn run(c: CorpusCommand) -> anyhow::Result<ExitCode> {
     match c {
         CorpusCommand::Run(a) => run_run(&a),
         CorpusCommand::Add(a) => run_add(&a),
@@ -97,37 +97,28 @@ fn progress(n: usize) -> ProgressBar {
     pb
 }
 
-fn run_run(a: &RunArgs) -> ExitCode {
-    let incidents = match corpus::load_dir(&a.dir) {
-        Ok(i) => i,
-        Err(e) => {
-            eprintln!("crashdoc: {e}");
-            return ExitCode::from(EXIT_INPUT);
-        }
-    };
+fn run_run(a: &RunArgs) -> anyhow::Result<ExitCode> {
+    let incidents = corpus::load_dir(&a.dir)?;
     if incidents.is_empty() {
-        eprintln!(
-            "crashdoc: {}: no incidents (sub-folders with expected.yaml and log.txt)",
+        anyhow::bail!(
+            "{}: no incidents (sub-folders with expected.yaml and log.txt)",
             a.dir.display()
         );
-        return ExitCode::from(EXIT_INPUT);
     }
     // read the baseline before the run, so a bad file fails fast
     let saved = match (&a.baseline, a.update) {
-        (Some(p), false) => match baseline::read(p) {
+        (Some(p), false) => Some(baseline::read(p)?),
+        // --update rewrites it: an unreadable old one is said, not compared
+        (Some(p), true) if p.exists() => match baseline::read(p) {
             Ok(b) => Some(b),
             Err(e) => {
-                eprintln!("crashdoc: {e}");
-                return ExitCode::from(EXIT_INPUT);
+                eprintln!("crashdoc: {e} (it is rewritten)");
+                None
             }
         },
-        (Some(p), true) if p.exists() => baseline::read(p).ok(),
         _ => None,
     };
-    let lib = match a.library.load() {
-        Ok(l) => l,
-        Err(c) => return c,
-    };
+    let lib = a.library.load()?;
     let pb = progress(incidents.len());
     let run = run_corpus(&lib, a.engine.engine, &incidents, &pb);
     let heading = format!(
@@ -139,11 +130,11 @@ fn run_run(a: &RunArgs) -> ExitCode {
     );
     let out = match a.format {
         CorpusFormat::Text => render::text(&run.report, &heading),
-        CorpusFormat::Json => baseline::to_json(&run.report),
-        CorpusFormat::Junit => crate::report::junit::render(&run, "crashdoc corpus"),
+        CorpusFormat::Json => baseline::to_json(&run.report)?,
+        CorpusFormat::Junit => crate::corpus::junit::render(&run, "crashdoc corpus"),
         CorpusFormat::Markdown => render::markdown(&run.report),
     };
-    print(&out);
+    print(&out)?;
     let mut code = EXIT_FOUND;
     if let Some(p) = &a.baseline {
         let name = p.display().to_string();
@@ -164,45 +155,31 @@ fn run_run(a: &RunArgs) -> ExitCode {
             }
         }
         if a.update {
-            if let Err(e) = baseline::write(p, &run.report) {
-                eprintln!("crashdoc: {e}");
-                return ExitCode::from(EXIT_INPUT);
-            }
+            baseline::write(p, &run.report)?;
             eprintln!("crashdoc: wrote {name}");
         }
     }
-    ExitCode::from(code)
+    Ok(ExitCode::from(code))
 }
 
 fn valid_category(c: &str) -> bool {
     c == "none" || Category::ALL.iter().any(|k| k.as_str() == c)
 }
 
-fn run_add(a: &AddArgs) -> ExitCode {
+fn run_add(a: &AddArgs) -> anyhow::Result<ExitCode> {
     if let Some(c) = &a.category {
         if !valid_category(c) {
             let all: Vec<&str> = Category::ALL.iter().map(|k| k.as_str()).collect();
-            eprintln!(
-                "crashdoc: unknown category {c:?}; use none or one of: {}",
+            anyhow::bail!(
+                "unknown category {c:?}; use none or one of: {}",
                 all.join(", ")
             );
-            return ExitCode::from(EXIT_INPUT);
         }
     }
-    let lib = match a.library.load() {
-        Ok(l) => l,
-        Err(c) => return c,
-    };
-    let mut engine = Engine::new(&lib, crate::matcher::EngineKind::Prefilter);
-    let d = match LineReader::open(&Source::Path(a.log.clone()))
-        .and_then(|mut r| engine.diagnose(&mut r, BuildOptions { top: 3 }))
-    {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("crashdoc: {e}");
-            return ExitCode::from(EXIT_INPUT);
-        }
-    };
+    let lib = a.library.load()?;
+    let mut engine = Engine::new(&lib, crate::engine::matcher::EngineKind::Prefilter);
+    let mut r = LineReader::open(&Source::Path(a.log.clone()))?;
+    let d = engine.diagnose(&mut r, BuildOptions { top: 3 })?;
     let n = add::NewIncident {
         corpus: Path::new(&a.dir),
         log: &a.log,
@@ -210,19 +187,12 @@ fn run_add(a: &AddArgs) -> ExitCode {
         category: a.category.as_deref(),
         name: a.name.as_deref(),
     };
-    match add::add(&n, &d) {
-        Ok(dir) => {
-            print(&format!(
-                "filed {}: review {} against {} before committing\n",
-                dir.display(),
-                dir.join("expected.yaml").display(),
-                a.source
-            ));
-            ExitCode::from(EXIT_FOUND)
-        }
-        Err(e) => {
-            eprintln!("crashdoc: {e}");
-            ExitCode::from(EXIT_INPUT)
-        }
-    }
+    let dir = add::add(&n, &d)?;
+    print(&format!(
+        "filed {}: review {} against {} before committing\n",
+        dir.display(),
+        dir.join("expected.yaml").display(),
+        a.source
+    ))?;
+    Ok(ExitCode::from(EXIT_FOUND))
 }

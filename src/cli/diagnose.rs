@@ -5,10 +5,11 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use super::{ColorChoice, EngineArgs, LibraryArgs, EXIT_FOUND, EXIT_INPUT, EXIT_NONE};
-use crate::ingest::{LineReader, Source};
-use crate::pipeline::Engine;
-use crate::report::{self, text::Style, BuildOptions};
+use super::{ColorChoice, EngineArgs, LibraryArgs, EXIT_FOUND, EXIT_NONE};
+use crate::engine::diagnosis::{BuildOptions, Diagnosis};
+use crate::engine::ingest::{LineReader, Source};
+use crate::engine::pipeline::Engine;
+use crate::report::{self, text::Style};
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
@@ -77,41 +78,39 @@ pub enum ExtractFormat {
 }
 
 /// The inputs named on the command line, or standard input.
-pub fn sources(files: &[String]) -> Result<Vec<Source>, ExitCode> {
+pub fn sources(files: &[String]) -> anyhow::Result<Vec<Source>> {
     if files.is_empty() {
         if std::io::stdin().is_terminal() {
-            eprintln!("crashdoc: no input: give a log file, or pipe one in (journalctl -u UNIT | crashdoc)");
-            return Err(ExitCode::from(EXIT_INPUT));
+            anyhow::bail!(
+                "no input: give a log file, or pipe one in (journalctl -u UNIT | crashdoc)"
+            );
         }
         return Ok(vec![Source::Stdin]);
     }
     Ok(files.iter().map(|f| Source::parse(f)).collect())
 }
 
-fn open(s: &Source) -> Result<LineReader, ExitCode> {
-    LineReader::open(s).map_err(|e| {
-        eprintln!("crashdoc: {e}");
-        ExitCode::from(EXIT_INPUT)
+/// One diagnosis in a per-input format (the collecting formats render at the end).
+fn render_one(a: &DiagnoseArgs, d: &Diagnosis, style: Style) -> anyhow::Result<String> {
+    Ok(match a.format {
+        Format::Text if !d.findings.is_empty() => {
+            report::text::render(d, style)
+                + "Environment problems (compatibility rules on the facts given):\n"
+                + &super::preflight::render_findings(&d.findings)
+        }
+        Format::Text => report::text::render(d, style),
+        Format::Json => report::json(d)? + "\n",
+        Format::Markdown => report::markdown::render(d),
+        Format::Jsonl => serde_json::to_string(d)? + "\n",
+        Format::Sarif | Format::Github => String::new(),
     })
 }
 
-pub fn run_diagnose(a: &DiagnoseArgs) -> ExitCode {
-    let inputs = match sources(&a.files) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    let lib = match a.library.load() {
-        Ok(l) => l,
-        Err(c) => return c,
-    };
-    let facts = match super::preflight::read_envs(&a.env) {
-        Ok(f) => f,
-        Err(c) => return c,
-    };
-    let rules = match a.rules.load() {
-        Ok(r) => r,
-        Err(c) => return c,
-    };
+pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
+    let inputs = sources(&a.files)?;
+    let lib = a.library.load()?;
+    let facts = super::preflight::read_envs(&a.env)?;
+    let rules = a.rules.load()?;
     let mut engine = Engine::new(&lib, a.engine.engine).with_facts(facts);
     let style = Style {
         color: a.color.enabled(),
@@ -120,88 +119,51 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> ExitCode {
     let mut collected = Vec::new();
     let mut stdout = std::io::stdout().lock();
     for (i, s) in inputs.iter().enumerate() {
-        let mut r = match open(s) {
-            Ok(r) => r,
-            Err(c) => return c,
-        };
-        let d = match engine.diagnose(&mut r, BuildOptions { top: a.top }) {
-            Ok(mut d) => {
-                d.findings = crate::rules::check(&rules, &d.environment);
-                d
-            }
-            Err(e) => {
-                eprintln!("crashdoc: {e}");
-                return ExitCode::from(EXIT_INPUT);
-            }
-        };
+        let mut r = LineReader::open(s)?;
+        let mut d = engine.diagnose(&mut r, BuildOptions { top: a.top })?;
+        d.findings = crate::engine::findings::check(&rules, &d.environment);
         any_found |= d.found();
         if a.format.collects() {
             collected.push(d);
             continue;
         }
-        let out = match a.format {
-            Format::Text if !d.findings.is_empty() => {
-                report::text::render(&d, style)
-                    + "Environment problems (compatibility rules on the facts given):\n"
-                    + &super::preflight::render_findings(&d.findings)
-            }
-            Format::Text => report::text::render(&d, style),
-            Format::Json => report::json(&d) + "\n",
-            Format::Markdown => report::markdown::render(&d),
-            Format::Jsonl => serde_json::to_string(&d).unwrap_or_default() + "\n",
-            Format::Sarif | Format::Github => String::new(),
-        };
+        let out = render_one(a, &d, style)?;
         if i > 0 && !matches!(a.format, Format::Json | Format::Jsonl) {
-            let _ = writeln!(stdout);
+            writeln!(stdout)?;
         }
-        if stdout.write_all(out.as_bytes()).is_err() {
-            return ExitCode::from(EXIT_INPUT);
-        }
+        stdout.write_all(out.as_bytes())?;
     }
     let out = match a.format {
-        Format::Sarif => report::sarif::render(&collected),
+        Format::Sarif => report::sarif::render(&collected)?,
         Format::Github => report::github::render(&collected),
         _ => String::new(),
     };
-    if stdout.write_all(out.as_bytes()).is_err() {
-        return ExitCode::from(EXIT_INPUT);
-    }
-    ExitCode::from(if any_found { EXIT_FOUND } else { EXIT_NONE })
+    stdout.write_all(out.as_bytes())?;
+    stdout.flush()?;
+    Ok(ExitCode::from(if any_found {
+        EXIT_FOUND
+    } else {
+        EXIT_NONE
+    }))
 }
 
-pub fn run_extract(a: &ExtractArgs) -> ExitCode {
-    let inputs = match sources(&a.files) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    let lib = match a.library.load() {
-        Ok(l) => l,
-        Err(c) => return c,
-    };
-    let mut engine = Engine::new(&lib, crate::matcher::EngineKind::Prefilter);
+pub fn run_extract(a: &ExtractArgs) -> anyhow::Result<ExitCode> {
+    let inputs = sources(&a.files)?;
+    let lib = a.library.load()?;
+    let mut engine = Engine::new(&lib, crate::engine::matcher::EngineKind::Prefilter);
     let style = Style {
         color: a.color.enabled(),
     };
     let mut stdout = std::io::stdout().lock();
     for s in &inputs {
-        let mut r = match open(s) {
-            Ok(r) => r,
-            Err(c) => return c,
-        };
-        let x = match engine.extract(&mut r) {
-            Ok(x) => x,
-            Err(e) => {
-                eprintln!("crashdoc: {e}");
-                return ExitCode::from(EXIT_INPUT);
-            }
-        };
+        let mut r = LineReader::open(s)?;
+        let x = engine.extract(&mut r)?;
         let out = match a.format {
             ExtractFormat::Text => report::text::render_extraction(&s.name(), &x, style),
-            ExtractFormat::Json => serde_json::to_string_pretty(&x).unwrap_or_default() + "\n",
+            ExtractFormat::Json => serde_json::to_string_pretty(&x)? + "\n",
         };
-        if stdout.write_all(out.as_bytes()).is_err() {
-            return ExitCode::from(EXIT_INPUT);
-        }
+        stdout.write_all(out.as_bytes())?;
     }
-    ExitCode::from(EXIT_FOUND)
+    stdout.flush()?;
+    Ok(ExitCode::from(EXIT_FOUND))
 }

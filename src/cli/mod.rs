@@ -3,6 +3,10 @@
 //! `crashdoc FILE` and `journalctl -u X | crashdoc` mean `crashdoc diagnose`.
 //! Exit codes: 0 a cause was found (or the command succeeded); 1 no cause found (or
 //! checks failed); 2 usage or input error; 3 the signature library is broken.
+//!
+//! Errors end at one edge: every command returns `anyhow::Result<ExitCode>` and
+//! [`run`] maps an error to its exit code and says it on stderr ([`exit_for`]). A
+//! closed standard output (`crashdoc … | head`) ends quietly with 0, as ripgrep does.
 
 mod bench;
 pub mod contrib;
@@ -17,13 +21,29 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::matcher::EngineKind;
-use crate::signature::{self, Library, LibrarySource};
+use crate::engine::matcher::EngineKind;
+use crate::knowledge::signature::{self, Library, LibrarySource, LoadErrors};
 
 pub const EXIT_FOUND: u8 = 0;
 pub const EXIT_NONE: u8 = 1;
 pub const EXIT_INPUT: u8 = 2;
 pub const EXIT_LIBRARY: u8 = 3;
+
+/// An error whose message and exit code are not the default ones (`crashdoc: …`, 2).
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The signature library or the rules do not load (exit 3): every located error,
+    /// then their count.
+    #[error("{errors}\ncrashdoc: {what} {} error(s)", errors.0.len())]
+    Broken {
+        /// "the signature library has", "the rules have".
+        what: &'static str,
+        errors: LoadErrors,
+    },
+    /// Library folders that cannot be read (exit 2): the located errors.
+    #[error("{0}")]
+    Unreadable(LoadErrors),
+}
 
 #[derive(Parser, Debug)]
 #[command(
@@ -87,16 +107,15 @@ impl LibraryArgs {
         v
     }
 
-    /// Loads the library or prints every located error.
-    pub fn load(&self) -> Result<Library, ExitCode> {
-        match signature::load(&self.sources()) {
-            Ok(l) => Ok(l),
-            Err(e) => {
-                eprintln!("{e}");
-                eprintln!("crashdoc: the signature library has {} error(s)", e.0.len());
-                Err(ExitCode::from(EXIT_LIBRARY))
+    /// Loads the library; a broken one is [`CliError::Broken`] (exit 3).
+    pub fn load(&self) -> anyhow::Result<Library> {
+        signature::load(&self.sources()).map_err(|errors| {
+            CliError::Broken {
+                what: "the signature library has",
+                errors,
             }
-        }
+            .into()
+        })
     }
 }
 
@@ -128,14 +147,52 @@ pub struct EngineArgs {
     pub engine: EngineKind,
 }
 
-/// Writes to standard output; a closed pipe (`crashdoc … | head`) is not an error.
-pub fn print(text: &str) {
+/// Writes to standard output (a closed pipe comes back as an error that [`exit_for`]
+/// ends quietly).
+pub fn print(text: &str) -> anyhow::Result<()> {
     use std::io::Write;
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
 }
 
+/// Whether the error is a closed standard output (the reader went away).
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// The one place an error becomes an exit code and a message on stderr.
+pub fn exit_for(e: &anyhow::Error) -> ExitCode {
+    if is_broken_pipe(e) {
+        return ExitCode::from(EXIT_FOUND);
+    }
+    match e.downcast_ref::<CliError>() {
+        Some(c @ CliError::Broken { .. }) => {
+            eprintln!("{c}");
+            ExitCode::from(EXIT_LIBRARY)
+        }
+        Some(c @ CliError::Unreadable(_)) => {
+            eprintln!("{c}");
+            ExitCode::from(EXIT_INPUT)
+        }
+        None => {
+            eprintln!("crashdoc: {e}");
+            ExitCode::from(EXIT_INPUT)
+        }
+    }
+}
+
+/// Parses the command line and runs the command.
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
+    dispatch(cli).unwrap_or_else(|e| exit_for(&e))
+}
+
+fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         None => diagnose::run_diagnose(&cli.diagnose),
         Some(Command::Diagnose(a)) => diagnose::run_diagnose(&a),

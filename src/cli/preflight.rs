@@ -12,10 +12,12 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::{EXIT_FOUND, EXIT_INPUT, EXIT_LIBRARY, EXIT_NONE};
+use super::{CliError, EXIT_FOUND, EXIT_NONE};
+use crate::engine::findings::{self, Finding};
 use crate::env::{read_env_file, Facts};
-use crate::report::escape_control;
-use crate::rules::{self, Finding, Rules, RulesSource};
+use crate::knowledge::rules::{self, Rules, RulesSource};
+use crate::knowledge::text::escape_control;
+use crate::tools::rules_test;
 
 /// Which rules to load.
 #[derive(Args, Debug, Clone, Default)]
@@ -29,16 +31,18 @@ pub struct RulesArgs {
 }
 
 impl RulesArgs {
-    pub fn load(&self) -> Result<Rules, ExitCode> {
+    pub fn load(&self) -> anyhow::Result<Rules> {
         let mut v = Vec::new();
         if !self.no_builtin_rules {
             v.push(RulesSource::Builtin);
         }
         v.extend(self.rules.iter().cloned().map(RulesSource::Dir));
-        rules::load(&v).map_err(|e| {
-            eprintln!("{e}");
-            eprintln!("crashdoc: the rules have {} error(s)", e.0.len());
-            ExitCode::from(EXIT_LIBRARY)
+        rules::load(&v).map_err(|errors| {
+            CliError::Broken {
+                what: "the rules have",
+                errors,
+            }
+            .into()
         })
     }
 }
@@ -72,16 +76,10 @@ pub struct PreflightArgs {
 }
 
 /// Reads every `--env` file into one set of facts (later files win).
-pub fn read_envs(paths: &[PathBuf]) -> Result<Facts, ExitCode> {
+pub fn read_envs(paths: &[PathBuf]) -> anyhow::Result<Facts> {
     let mut facts = Facts::default();
     for p in paths {
-        match read_env_file(p) {
-            Ok(f) => facts.merge(f),
-            Err(e) => {
-                eprintln!("crashdoc: {e}");
-                return Err(ExitCode::from(EXIT_INPUT));
-            }
-        }
+        facts.merge(read_env_file(p)?);
     }
     Ok(facts)
 }
@@ -150,11 +148,8 @@ pub fn render_findings(findings: &[Finding]) -> String {
     out
 }
 
-pub fn run_preflight(a: &PreflightArgs) -> ExitCode {
-    let rules = match a.rules.load() {
-        Ok(r) => r,
-        Err(c) => return c,
-    };
+pub fn run_preflight(a: &PreflightArgs) -> anyhow::Result<ExitCode> {
+    let rules = a.rules.load()?;
     let mut notes = Vec::new();
     let facts = if a.env.is_empty() {
         match crate::env::collect::collect(
@@ -166,19 +161,14 @@ pub fn run_preflight(a: &PreflightArgs) -> ExitCode {
                 notes = c.notes;
                 c.facts
             }
-            Err(e) => {
-                eprintln!("crashdoc: cannot collect the environment: {e}");
-                eprintln!("crashdoc: give a report instead: crashdoc preflight --env pip-list.txt");
-                return ExitCode::from(EXIT_INPUT);
-            }
+            Err(e) => anyhow::bail!(
+                "cannot collect the environment: {e}\ncrashdoc: give a report instead: crashdoc preflight --env pip-list.txt"
+            ),
         }
     } else {
-        match read_envs(&a.env) {
-            Ok(f) => f,
-            Err(c) => return c,
-        }
+        read_envs(&a.env)?
     };
-    let findings = rules::check(&rules, &facts);
+    let findings = findings::check(&rules, &facts);
     let failing = findings.iter().filter(|f| f.fails() || a.strict).count();
     match a.format {
         PreflightFormat::Json => {
@@ -188,7 +178,7 @@ pub fn run_preflight(a: &PreflightArgs) -> ExitCode {
                 "notes": notes,
                 "environment": facts,
             });
-            super::print(&(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"));
+            super::print(&(serde_json::to_string_pretty(&v)? + "\n"))?;
         }
         PreflightFormat::Text => {
             let mut out = String::new();
@@ -217,10 +207,14 @@ pub fn run_preflight(a: &PreflightArgs) -> ExitCode {
                     failing
                 );
             }
-            super::print(&out);
+            super::print(&out)?;
         }
     }
-    ExitCode::from(if failing == 0 { EXIT_FOUND } else { EXIT_NONE })
+    Ok(ExitCode::from(if failing == 0 {
+        EXIT_FOUND
+    } else {
+        EXIT_NONE
+    }))
 }
 
 #[derive(Subcommand, Debug)]
@@ -246,13 +240,10 @@ pub struct RulesTestArgs {
     pub filter: Option<String>,
 }
 
-pub fn run_rules(c: RulesCommand) -> ExitCode {
+pub fn run_rules(c: RulesCommand) -> anyhow::Result<ExitCode> {
     match c {
         RulesCommand::List(a) => {
-            let rules = match a.rules.load() {
-                Ok(r) => r,
-                Err(c) => return c,
-            };
+            let rules = a.rules.load()?;
             let mut out = String::new();
             for r in &rules.rules {
                 let _ = writeln!(
@@ -265,26 +256,23 @@ pub fn run_rules(c: RulesCommand) -> ExitCode {
                 );
             }
             let _ = writeln!(out, "{} rules", rules.rules.len());
-            super::print(&out);
-            ExitCode::from(EXIT_FOUND)
+            super::print(&out)?;
+            Ok(ExitCode::from(EXIT_FOUND))
         }
         RulesCommand::Test(a) => {
-            let rules = match a.rules.load() {
-                Ok(r) => r,
-                Err(c) => return c,
-            };
-            let rep = rules::test_rules(&rules, a.filter.as_deref());
+            let rules = a.rules.load()?;
+            let rep = rules_test::test_rules(&rules, a.filter.as_deref());
             let mut out = String::new();
             for m in &rep.messages {
                 let _ = writeln!(out, "{m}");
             }
             let _ = writeln!(out, "{} passed, {} failed", rep.passed, rep.failed);
-            super::print(&out);
-            ExitCode::from(if rep.failed == 0 {
+            super::print(&out)?;
+            Ok(ExitCode::from(if rep.failed == 0 {
                 EXIT_FOUND
             } else {
                 EXIT_NONE
-            })
+            }))
         }
     }
 }

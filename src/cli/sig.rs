@@ -5,10 +5,10 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 
 use super::{LibraryArgs, EXIT_FOUND, EXIT_NONE};
-use crate::matcher::{EngineKind, Matcher};
-use crate::pipeline::Engine;
-use crate::report::BuildOptions;
-use crate::signature::Severity;
+use crate::engine::diagnosis::BuildOptions;
+use crate::engine::matcher::{EngineKind, Matcher};
+use crate::engine::pipeline::Engine;
+use crate::knowledge::signature::Severity;
 
 #[derive(Subcommand, Debug)]
 pub enum SigCommand {
@@ -42,7 +42,7 @@ pub enum ListFormat {
 }
 
 /// The library by category, as Markdown (`docs/signatures.md` is this output).
-pub fn library_markdown(lib: &crate::signature::Library) -> String {
+pub fn library_markdown(lib: &crate::knowledge::signature::Library) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let benign = lib
@@ -56,7 +56,7 @@ pub fn library_markdown(lib: &crate::signature::Library) -> String {
         lib.signatures.len(),
         benign
     );
-    for cat in crate::signature::Category::ALL {
+    for cat in crate::knowledge::signature::Category::ALL {
         let mut sigs: Vec<_> = lib
             .signatures
             .iter()
@@ -110,13 +110,10 @@ pub struct TestArgs {
     pub filter: Option<String>,
 }
 
-pub fn run(c: SigCommand) -> ExitCode {
+pub fn run(c: SigCommand) -> anyhow::Result<ExitCode> {
     match c {
         SigCommand::List(a) => {
-            let lib = match a.library.load() {
-                Ok(l) => l,
-                Err(c) => return c,
-            };
+            let lib = a.library.load()?;
             let mut text = String::new();
             if a.format == ListFormat::Markdown {
                 text = library_markdown(&lib);
@@ -132,37 +129,29 @@ pub fn run(c: SigCommand) -> ExitCode {
                 }
                 text.push_str(&format!("{} signatures\n", lib.signatures.len()));
             }
-            super::print(&text);
-            ExitCode::from(EXIT_FOUND)
+            super::print(&text)?;
+            Ok(ExitCode::from(EXIT_FOUND))
         }
         SigCommand::Atoms(a) => {
-            let lib = match a.library.load() {
-                Ok(l) => l,
-                Err(c) => return c,
-            };
+            let lib = a.library.load()?;
             let m = Matcher::new(&lib, EngineKind::Prefilter);
             let mut text = String::new();
             for a in m.prefilter().atoms() {
                 text.push_str(a);
                 text.push('\n');
             }
-            super::print(&text);
-            ExitCode::from(EXIT_FOUND)
+            super::print(&text)?;
+            Ok(ExitCode::from(EXIT_FOUND))
         }
         SigCommand::New(a) => super::contrib::run_new(&a),
         SigCommand::Lint(a) => super::contrib::run_lint(&a),
         SigCommand::Schema => super::contrib::run_schema(),
         SigCommand::Test(a) => {
             let (lib, files) = if a.dirs.is_empty() {
-                match a.library.load() {
-                    Ok(l) => (l, None),
-                    Err(c) => return c,
-                }
+                (a.library.load()?, None)
             } else {
-                match super::contrib::library_with_dirs(&a.dirs) {
-                    Ok((l, f)) => (l, Some(f)),
-                    Err(c) => return c,
-                }
+                let (l, f) = super::contrib::library_with_dirs(&a.dirs)?;
+                (l, Some(f))
             };
             let filter = a.filter.as_deref();
             let report = test_library_where(&lib, |s| {
@@ -184,12 +173,12 @@ pub fn run(c: SigCommand) -> ExitCode {
                 "{} passed, {} failed\n",
                 report.passed, report.failed
             ));
-            super::print(&text);
-            ExitCode::from(if report.failed == 0 {
+            super::print(&text)?;
+            Ok(ExitCode::from(if report.failed == 0 {
                 EXIT_FOUND
             } else {
                 EXIT_NONE
-            })
+            }))
         }
     }
 }
@@ -205,15 +194,18 @@ pub struct TestReport {
 }
 
 /// Runs every example of every signature through the pipeline (prefilter included).
-pub fn test_library(lib: &crate::signature::Library, filter: Option<&str>) -> TestReport {
+pub fn test_library(
+    lib: &crate::knowledge::signature::Library,
+    filter: Option<&str>,
+) -> TestReport {
     test_library_where(lib, |s| filter.is_none_or(|f| s.id.contains(f)))
 }
 
 /// Runs the examples of the signatures `select` picks (the whole library is loaded, so
 /// overlaps with any signature are seen).
 pub fn test_library_where(
-    lib: &crate::signature::Library,
-    select: impl Fn(&crate::signature::Signature) -> bool,
+    lib: &crate::knowledge::signature::Library,
+    select: impl Fn(&crate::knowledge::signature::Signature) -> bool,
 ) -> TestReport {
     let mut engine = Engine::new(lib, EngineKind::Prefilter);
     let mut rep = TestReport::default();

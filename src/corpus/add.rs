@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{CorpusError, Expected};
-use crate::report::Diagnosis;
+use crate::engine::diagnosis::Diagnosis;
 
 /// Errors filing an incident.
 #[derive(Debug, thiserror::Error)]

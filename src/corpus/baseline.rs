@@ -96,13 +96,17 @@ pub fn read(path: &Path) -> Result<CorpusReport, BaselineError> {
 }
 
 /// The saved form: pretty JSON with a final newline (stable, diff-friendly).
-pub fn to_json(r: &CorpusReport) -> String {
-    serde_json::to_string_pretty(r).unwrap_or_default() + "\n"
+pub fn to_json(r: &CorpusReport) -> Result<String, serde_json::Error> {
+    Ok(serde_json::to_string_pretty(r)? + "\n")
 }
 
 /// Writes a saved result.
 pub fn write(path: &Path, r: &CorpusReport) -> Result<(), BaselineError> {
-    std::fs::write(path, to_json(r)).map_err(|source| BaselineError::Write {
+    let text = to_json(r).map_err(|e| BaselineError::Write {
+        path: path.display().to_string(),
+        source: e.into(),
+    })?;
+    std::fs::write(path, text).map_err(|source| BaselineError::Write {
         path: path.display().to_string(),
         source,
     })
@@ -163,7 +167,7 @@ mod tests {
     }
 
     fn report(v: Vec<IncidentResult>) -> CorpusReport {
-        CorpusReport::new(&crate::signature::Library::default(), v)
+        CorpusReport::new(&crate::knowledge::signature::Library::default(), v)
     }
 
     #[test]
@@ -191,7 +195,8 @@ mod tests {
         assert!(!c.passed());
         assert!(compare(&now, &now).passed());
         // the saved form reads back equal
-        let back: CorpusReport = serde_json::from_str(&to_json(&now)).expect("json");
+        let back: CorpusReport =
+            serde_json::from_str(&to_json(&now).expect("serializes")).expect("json");
         assert_eq!(back, now);
     }
 }

@@ -2,13 +2,13 @@
 //! Markdown (the README's table, a pull-request comment). Both show the same sections
 //! in the same order; neither includes timings, so the Markdown of a run is
 //! reproducible and the README can be checked against it. JSON is the report itself
-//! ([`super::baseline::to_json`]); JUnit is in [`crate::report::junit`].
+//! ([`super::baseline::to_json`]); JUnit is in [`crate::corpus::junit`].
 
 use std::fmt::Write as _;
 
 use super::baseline::Comparison;
 use super::score::{CorpusReport, Summary};
-use crate::report::escape_control;
+use crate::knowledge::text::escape_control;
 
 /// Rows of cells, the first the header.
 type Table = Vec<Vec<String>>;

@@ -16,9 +16,9 @@ use rayon::prelude::*;
 
 use super::score::{CorpusReport, IncidentResult};
 use super::{evaluate, Incident};
-use crate::matcher::EngineKind;
-use crate::pipeline::Engine;
-use crate::signature::Library;
+use crate::engine::matcher::EngineKind;
+use crate::engine::pipeline::Engine;
+use crate::knowledge::signature::Library;
 
 /// A run: the scored report and how long each incident took (same order as
 /// `report.incidents`; kept apart so the report stays deterministic).

@@ -24,8 +24,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{Incident, Outcome};
-use crate::report::Diagnosis;
-use crate::signature::Library;
+use crate::engine::diagnosis::Diagnosis;
+use crate::knowledge::signature::Library;
 
 /// Version of the saved result format.
 pub const FORMAT_VERSION: u32 = 1;

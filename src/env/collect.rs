@@ -23,6 +23,8 @@ use super::parse::Scanner;
 pub enum CollectError {
     #[error("`{cmd}`: cannot run: {source}")]
     Spawn { cmd: String, source: std::io::Error },
+    #[error("`{cmd}`: cannot read its output: {source}")]
+    Read { cmd: String, source: std::io::Error },
     #[error("`{cmd}`: timed out after {secs} s")]
     Timeout { cmd: String, secs: u64 },
     #[error("`{cmd}` failed ({status}): {stderr}")]
@@ -58,16 +60,16 @@ pub fn run(argv: &[&str], timeout: Duration) -> Result<Option<String>, CollectEr
     let out_t = std::thread::spawn(move || {
         let mut s = Vec::new();
         if let Some(p) = out_pipe.as_mut() {
-            let _ = p.read_to_end(&mut s);
+            p.read_to_end(&mut s)?;
         }
-        s
+        Ok::<_, std::io::Error>(s)
     });
     let err_t = std::thread::spawn(move || {
         let mut s = Vec::new();
         if let Some(p) = err_pipe.as_mut() {
-            let _ = p.read_to_end(&mut s);
+            p.read_to_end(&mut s)?;
         }
-        s
+        Ok::<_, std::io::Error>(s)
     });
     let start = Instant::now();
     let status = loop {
@@ -85,8 +87,16 @@ pub fn run(argv: &[&str], timeout: Duration) -> Result<Option<String>, CollectEr
             Err(source) => return Err(CollectError::Spawn { cmd, source }),
         }
     };
-    let out = out_t.join().unwrap_or_default();
-    let err = err_t.join().unwrap_or_default();
+    let joined = |t: std::thread::JoinHandle<std::io::Result<Vec<u8>>>| {
+        t.join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the reading thread panicked")))
+            .map_err(|source| CollectError::Read {
+                cmd: cmd.clone(),
+                source,
+            })
+    };
+    let out = joined(out_t)?;
+    let err = joined(err_t)?;
     if !status.success() {
         let stderr = String::from_utf8_lossy(&err);
         let last = stderr.lines().rev().find(|l| !l.trim().is_empty());

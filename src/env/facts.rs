@@ -5,7 +5,7 @@
 //! line) so that a finding can point at the line that proves it. Absence is explicit:
 //! a package that no list mentions is *missing* only when a complete package list was
 //! seen ([`Facts::has_package_list`]); otherwise it is *unknown*. That distinction is
-//! what lets fact conditions be three-valued (see [`cond`](super::cond)).
+//! what lets fact conditions be three-valued (see [`eval`](super::eval)).
 //!
 //! Package names are normalized with PEP 503 rules by `pep508_rs::PackageName`
 //! (`Flash_Attn` = `flash-attn`); versions are compared with PEP 440 semantics by
@@ -15,8 +15,9 @@ use std::collections::BTreeMap;
 use std::str::FromStr;
 
 use pep508_rs::pep440_rs::Version;
-use pep508_rs::PackageName;
 use serde::Serialize;
+
+use crate::knowledge::version::normalize_name;
 
 /// Where a fact was read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
@@ -104,32 +105,6 @@ pub struct Facts {
     pub gpus: Vec<Gpu>,
     /// The reports recognized, in order (`pip list at env.txt:1`).
     pub reports: Vec<String>,
-}
-
-/// PEP 503 normalized name (`Flash_Attn` → `flash-attn`); the lowercased text when it is
-/// not a valid distribution name.
-pub fn normalize_name(name: &str) -> String {
-    match PackageName::from_str(name.trim()) {
-        Ok(n) => n.as_ref().to_string(),
-        Err(_) => name.trim().to_ascii_lowercase(),
-    }
-}
-
-/// Parses a version leniently: PEP 440 first, then its leading `N(.N)*` part
-/// (`12.4.131` is fine; `550.54.15` too; `12.8 (Build ...)` gives `12.8`).
-pub fn parse_version(s: &str) -> Option<Version> {
-    let s = s.trim();
-    if let Ok(v) = Version::from_str(s) {
-        return Some(v);
-    }
-    let end = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let head = s[..end].trim_end_matches('.');
-    if head.is_empty() {
-        return None;
-    }
-    Version::from_str(head).ok()
 }
 
 impl Facts {
@@ -255,7 +230,7 @@ impl Facts {
         Some((format!("{major}.{minor}"), t.origin.clone()))
     }
 
-    /// The value of a template variable `env.…` (see [`super::vars`]).
+    /// The value of a template variable `env.…` (see [`super::vars`] and [`crate::knowledge::vars`]).
     pub fn lookup(&self, var: &str) -> Option<String> {
         let rest = var.strip_prefix("env.")?;
         let list = |v: &Option<Vec<String>>| -> Option<String> {
@@ -290,21 +265,6 @@ impl Facts {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_are_normalized_and_versions_lenient() {
-        assert_eq!(normalize_name("Flash_Attn"), "flash-attn");
-        assert_eq!(normalize_name("flashinfer.python"), "flashinfer-python");
-        assert_eq!(
-            parse_version("12.4.131").map(|v| v.to_string()),
-            Some("12.4.131".into())
-        );
-        assert_eq!(
-            parse_version("12.8 (build x)").map(|v| v.to_string()),
-            Some("12.8".into())
-        );
-        assert!(parse_version("Could not collect").is_none());
-    }
 
     #[test]
     fn torch_cuda_from_local_label() {

@@ -4,13 +4,13 @@
 //! - [`facts`]: the typed facts, each with where it was read;
 //! - [`parse`]: reports (pip, collect_env, nvidia-smi) into facts, line by line, so that
 //!   reports inside a log are recognized as the log streams;
-//! - [`cond`]: conditions on facts (three-valued: true, false, unknown) shared by
-//!   signatures and compatibility rules;
-//! - [`vars`]: `{{env.…}}` template variables;
+//! - [`eval`]: conditions on facts ([`crate::knowledge::cond`]) evaluated, three-valued
+//!   (true, false, unknown), for signatures and compatibility rules;
+//! - [`vars`]: `{{env.…}}` template variables filled from facts;
 //! - [`collect`]: read-only collection on this machine (`pip list`, `nvidia-smi`).
 
 pub mod collect;
-pub mod cond;
+pub mod eval;
 pub mod facts;
 pub mod parse;
 pub mod vars;

@@ -12,8 +12,9 @@
 
 use std::fmt::Write as _;
 
-use super::{escape_control, Diagnosis};
-use crate::signature::Severity;
+use crate::engine::diagnosis::Diagnosis;
+use crate::knowledge::signature::Severity;
+use crate::knowledge::text::escape_control;
 
 /// GitHub's per-step limit.
 pub const MAX_ANNOTATIONS: usize = 10;
@@ -103,7 +104,12 @@ pub fn render(ds: &[Diagnosis]) -> String {
                 c.confidence.as_str()
             );
             for e in c.evidence.iter().take(3) {
-                let _ = write!(msg, "\nline {}: {}", e.line, super::clip(&e.text, 300));
+                let _ = write!(
+                    msg,
+                    "\nline {}: {}",
+                    e.line,
+                    crate::knowledge::text::clip(&e.text, 300)
+                );
             }
             if let Some(step) = c.remediation.first() {
                 let _ = write!(msg, "\nFix: {}", step.description);

@@ -2,7 +2,8 @@
 
 use std::fmt::Write as _;
 
-use super::{escape_control, Diagnosis};
+use crate::engine::diagnosis::Diagnosis;
+use crate::knowledge::text::escape_control;
 
 fn code(s: &str) -> String {
     let s = escape_control(s);

@@ -14,8 +14,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::{escape_control, Diagnosis};
-use crate::signature::Severity;
+use crate::engine::diagnosis::Diagnosis;
+use crate::knowledge::signature::Severity;
+use crate::knowledge::text::escape_control;
 
 pub const SCHEMA: &str =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
@@ -137,7 +138,7 @@ pub fn uri(path: &str) -> String {
     out
 }
 
-fn help(c: &super::Cause) -> String {
+fn help(c: &crate::engine::diagnosis::Cause) -> String {
     let mut s = String::new();
     for (i, st) in c.remediation.iter().enumerate() {
         s.push_str(&format!("{}. {}", i + 1, escape_control(&st.description)));
@@ -156,7 +157,7 @@ fn help(c: &super::Cause) -> String {
 }
 
 /// The SARIF log of some diagnoses (pretty JSON with a final newline).
-pub fn render(ds: &[Diagnosis]) -> String {
+pub fn render(ds: &[Diagnosis]) -> Result<String, serde_json::Error> {
     let mut rules: Vec<Rule> = Vec::new();
     let mut index: BTreeMap<String, usize> = BTreeMap::new();
     let mut results = Vec::new();
@@ -248,5 +249,5 @@ pub fn render(ds: &[Diagnosis]) -> String {
             column_kind: "unicodeCodePoints",
         }],
     };
-    serde_json::to_string_pretty(&log).unwrap_or_default() + "\n"
+    Ok(serde_json::to_string_pretty(&log)? + "\n")
 }

@@ -8,7 +8,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{Mode, Scanner};
-use crate::env::facts::{parse_version, Fact, Gpu};
+use crate::env::facts::{Fact, Gpu};
+use crate::knowledge::version::parse_version;
 
 #[allow(clippy::expect_used)]
 static BANNER: LazyLock<Regex> = LazyLock::new(|| {

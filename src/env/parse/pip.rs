@@ -7,7 +7,7 @@ use regex::Regex;
 use serde::Deserialize;
 
 use super::{Mode, Scanner};
-use crate::env::facts::parse_version;
+use crate::knowledge::version::parse_version;
 
 #[allow(clippy::expect_used)]
 static FREEZE: LazyLock<Regex> = LazyLock::new(|| {

@@ -1,4 +1,4 @@
-//! Parser tests on report shapes (real reports are tested in tests/env.rs).
+//! Parser tests on report shapes (real reports are tested in tests/integration/env.rs).
 use super::*;
 
 #[test]

@@ -10,7 +10,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{key_value, unknown_value, Mode, Scanner};
-use crate::env::facts::{parse_version, Fact, Gpu};
+use crate::env::facts::{Fact, Gpu};
+use crate::knowledge::version::parse_version;
 
 #[allow(clippy::expect_used)]
 static GPU_LINE: LazyLock<Regex> =

@@ -1,0 +1,426 @@
+//! Diagnosis assembly: one structured [`Diagnosis`] that every renderer
+//! ([`crate::report`]) reads.
+//!
+//! [`Diagnosis::build`] turns ranked matches into the result: the causes (with
+//! evidence, filled remediation and the consequences folded under them), the explained
+//! noise and the extracted failures.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::engine::extract::{Attempt, Extraction, Failure, Occurrence, Site};
+use crate::engine::rank::{self, Confidence, EvidenceLine, Ranked};
+use crate::knowledge::signature::lazy::LazyRegex;
+use crate::knowledge::signature::template::RenderError;
+use crate::knowledge::signature::{Category, Library, Severity};
+
+/// A remediation step, filled for this log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RenderedStep {
+    pub description: String,
+    /// The command, filled; absent when the step has none or it could not be filled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub when: Option<String>,
+    /// Why a command was not filled (a value missing from the log, or refused).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The template, when it could not be filled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub template: Option<String>,
+    /// The step's `if` holds on the environment facts given: the fix that fits.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fits: bool,
+}
+
+/// Something that follows from a cause.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Consequence {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    pub text: String,
+    pub line: usize,
+    pub count: usize,
+    /// Folded through the cause's `explains:` link (a reverse link).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub linked: bool,
+}
+
+/// One probable cause.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cause {
+    pub rank: usize,
+    pub signature: String,
+    /// The layer of knowledge that matched when it is not a signature file:
+    /// `table:<id>` for an entry of a code table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer: Option<String>,
+    pub title: String,
+    pub category: Category,
+    pub severity: Severity,
+    pub confidence: Confidence,
+    pub score: f64,
+    pub explain: String,
+    /// What the environment facts add to the explanation (`explain_env`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub environment: Vec<String>,
+    pub evidence: Vec<EvidenceLine>,
+    pub captures: BTreeMap<String, String>,
+    pub remediation: Vec<RenderedStep>,
+    pub references: Vec<String>,
+    pub consequences: Vec<Consequence>,
+    /// For a fuzzy match: the similarity to the closest real example.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f64>,
+    /// For a cause found inside a wrapper's message: the wrapper's id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wrapped_by: Option<String>,
+    /// Crash attempts it was seen in.
+    pub attempts: usize,
+    /// Streams (workers, ranks, processes) that show it.
+    pub streams: Vec<String>,
+    pub occurrences: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first: Option<Occurrence>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crash_site: Option<Site>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raise_site: Option<Site>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub importing: Option<String>,
+    /// Ids of the extracted failures it explains.
+    pub failures: Vec<usize>,
+    /// For each attempt it was seen in: (streams showing it, worker streams in the attempt).
+    #[serde(skip)]
+    pub spread: Vec<(usize, usize, usize)>,
+}
+
+/// A benign signature's matches: harmless lines that look like errors.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Noise {
+    pub signature: String,
+    pub title: String,
+    pub count: usize,
+    pub evidence: Vec<EvidenceLine>,
+}
+
+/// The diagnosis of one input.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Diagnosis {
+    pub input: String,
+    pub lines: usize,
+    pub causes: Vec<Cause>,
+    pub noise: Vec<Noise>,
+    /// When no cause was found: the first failure's final exception (or line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unexplained: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    pub attempts: Vec<Attempt>,
+    pub failures: Vec<Failure>,
+    /// The environment facts used (from `--env` files and reports inside the log).
+    #[serde(skip_serializing_if = "crate::env::Facts::is_empty")]
+    pub environment: crate::env::Facts,
+    /// Compatibility rules the environment breaks (see `crate::knowledge::rules`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<crate::engine::findings::Finding>,
+}
+
+/// Knobs for building a diagnosis.
+#[derive(Debug, Clone, Copy)]
+pub struct BuildOptions {
+    /// Causes kept.
+    pub top: usize,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions { top: 3 }
+    }
+}
+
+static UNIT_PATTERN: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    #[allow(clippy::expect_used)]
+    regex::Regex::new(r"^[A-Za-z0-9@._:\\-]+$").expect("unit pattern")
+});
+
+fn unit_value(x: &Extraction) -> Option<String> {
+    let u = x.unit.as_deref()?;
+    Some(u.strip_suffix(".service").unwrap_or(u).to_string())
+}
+
+impl Diagnosis {
+    pub fn build(
+        input: &str,
+        lib: &Library,
+        x: Extraction,
+        ranked: Vec<Ranked>,
+        opts: BuildOptions,
+    ) -> Diagnosis {
+        Diagnosis::build_with_facts(input, lib, x, ranked, opts, crate::env::Facts::default())
+    }
+
+    /// [`Diagnosis::build`] with environment facts: they fill `{{env.…}}`, add the
+    /// `explain_env` sentences that hold and choose among `if:` remediation steps.
+    pub fn build_with_facts(
+        input: &str,
+        lib: &Library,
+        x: Extraction,
+        mut ranked: Vec<Ranked>,
+        opts: BuildOptions,
+        facts: crate::env::Facts,
+    ) -> Diagnosis {
+        rank::order(lib, &mut ranked);
+        let by_id: BTreeMap<usize, &Failure> = x.failures.iter().map(|f| (f.id, f)).collect();
+        let unit = unit_value(&x);
+        let mut noise = Vec::new();
+        let mut causes: Vec<Cause> = Vec::new();
+        for r in ranked.iter() {
+            let sig = &lib.signatures[r.signature];
+            if sig.severity == Severity::Benign {
+                noise.push(Noise {
+                    signature: sig.id.clone(),
+                    title: sig.title.clone(),
+                    count: r.occurrences,
+                    evidence: r.evidence.iter().take(3).cloned().collect(),
+                });
+                continue;
+            }
+            if r.folded_under.is_some() || causes.len() >= opts.top {
+                continue;
+            }
+            let first_failure = r
+                .failures
+                .iter()
+                .filter_map(|id| by_id.get(id))
+                .min_by_key(|f| f.first.line);
+            let mut spread = Vec::new();
+            for a in &r.attempts {
+                let streams: usize = r
+                    .failures
+                    .iter()
+                    .filter_map(|id| by_id.get(id))
+                    .filter(|f| f.attempt == *a)
+                    .map(|f| f.streams.len())
+                    .max()
+                    .unwrap_or(0);
+                let workers = x
+                    .attempts
+                    .iter()
+                    .find(|t| t.index == *a)
+                    .map_or(0, |t| t.workers);
+                spread.push((*a, streams, workers));
+            }
+            let remediation = render_steps(
+                sig,
+                &r.captures,
+                &sig.capture_patterns,
+                unit.as_deref(),
+                &facts,
+            );
+            let environment: Vec<String> = sig
+                .explain_env
+                .iter()
+                .filter(|(c, _)| {
+                    c.as_ref()
+                        .is_none_or(|c| crate::env::eval::eval(c, &facts, &mut Vec::new()).holds())
+                })
+                .filter_map(|(_, t)| crate::env::vars::fill_prose(t, &facts))
+                .collect();
+            // consequences: signatures folded under this one, then linked failures
+            let mut consequences = Vec::new();
+            for c in ranked
+                .iter()
+                .filter(|c| c.folded_under == Some(r.signature))
+            {
+                let cs = &lib.signatures[c.signature];
+                let line = c.first_line;
+                let text = c.evidence.first().map_or(cs.title.clone(), |e| {
+                    by_line_headline(&x, e.line).unwrap_or_else(|| e.text.clone())
+                });
+                consequences.push(Consequence {
+                    signature: Some(cs.id.clone()),
+                    text,
+                    line,
+                    count: c.occurrences,
+                    linked: c.linked,
+                });
+            }
+            let explained: std::collections::BTreeSet<usize> = ranked
+                .iter()
+                .filter(|o| lib.signatures[o.signature].severity != Severity::Benign)
+                .flat_map(|o| o.failures.iter().copied())
+                .collect();
+            for f in &x.failures {
+                if f.consequence_of
+                    .is_some_and(|root| r.failures.contains(&root))
+                    && !explained.contains(&f.id)
+                {
+                    consequences.push(Consequence {
+                        signature: None,
+                        text: f.headline.clone(),
+                        line: f.first.line,
+                        count: f.count,
+                        linked: false,
+                    });
+                }
+            }
+            consequences.sort_by_key(|c| c.line);
+            let layer = crate::engine::rank::layers::describe(lib, r);
+            causes.push(Cause {
+                rank: causes.len() + 1,
+                signature: sig.id.clone(),
+                layer: layer.layer,
+                title: sig.title.clone(),
+                category: sig.category,
+                severity: sig.severity,
+                confidence: Confidence::of(r.score),
+                score: (r.score * 100.0).round() / 100.0,
+                explain: sig.explain.clone(),
+                environment,
+                evidence: r.evidence.clone(),
+                captures: r.captures.clone(),
+                remediation,
+                references: sig.references.clone(),
+                consequences,
+                similarity: layer.similarity,
+                wrapped_by: layer.wrapped_by,
+                attempts: r.attempts.len(),
+                streams: r.streams.clone(),
+                occurrences: r.occurrences,
+                first: first_failure.map(|f| f.first.clone()),
+                crash_site: first_failure.and_then(|f| f.crash_site.clone()),
+                raise_site: first_failure.and_then(|f| f.raise_site.clone()),
+                importing: first_failure.and_then(|f| f.importing.clone()),
+                failures: r.failures.clone(),
+                spread,
+            });
+        }
+        noise.sort_by(|a, b| b.count.cmp(&a.count).then(a.signature.cmp(&b.signature)));
+        let unexplained = if causes.is_empty() {
+            x.failures
+                .iter()
+                .find(|f| f.first_in_attempt)
+                .or_else(|| x.failures.first())
+                .map(|f| f.headline.clone())
+        } else {
+            None
+        };
+        Diagnosis {
+            input: input.to_string(),
+            lines: x.lines,
+            causes,
+            noise,
+            unexplained,
+            unit: x.unit.clone(),
+            attempts: x.attempts,
+            failures: x.failures,
+            environment: facts,
+            findings: Vec::new(),
+        }
+    }
+
+    /// Exit status: 0 when a cause was found, 1 when none.
+    pub fn found(&self) -> bool {
+        !self.causes.is_empty()
+    }
+}
+
+fn by_line_headline(x: &Extraction, line: usize) -> Option<String> {
+    x.failures
+        .iter()
+        .find(|f| f.lines.iter().any(|l| l.line == line))
+        .map(|f| f.headline.clone())
+}
+
+/// The steps of a signature for these facts: a step whose `if` is false is left out; one
+/// whose `if` is true fits and moves first (the order among fitting steps is kept).
+fn render_steps(
+    sig: &crate::knowledge::signature::Signature,
+    captures: &BTreeMap<String, String>,
+    patterns: &BTreeMap<String, LazyRegex>,
+    unit: Option<&str>,
+    facts: &crate::env::Facts,
+) -> Vec<RenderedStep> {
+    render_step_list(&sig.remediation, captures, patterns, unit, facts)
+}
+
+/// Renders steps (signatures and rules share it).
+pub fn render_step_list(
+    steps: &[crate::knowledge::signature::compile::Step],
+    captures: &BTreeMap<String, String>,
+    patterns: &BTreeMap<String, LazyRegex>,
+    unit: Option<&str>,
+    facts: &crate::env::Facts,
+) -> Vec<RenderedStep> {
+    let mut fitting = Vec::new();
+    let mut rest = Vec::new();
+    for s in steps {
+        let t = s
+            .condition
+            .as_ref()
+            .map_or(crate::knowledge::cond::Truth::Unknown, |c| {
+                crate::env::eval::eval(c, facts, &mut Vec::new())
+            });
+        if t == crate::knowledge::cond::Truth::False {
+            continue;
+        }
+        let mut r = render_step(s, captures, patterns, unit, facts);
+        if t.holds() {
+            r.fits = true;
+            fitting.push(r);
+        } else {
+            rest.push(r);
+        }
+    }
+    fitting.extend(rest);
+    fitting
+}
+
+fn render_step(
+    s: &crate::knowledge::signature::compile::Step,
+    captures: &BTreeMap<String, String>,
+    patterns: &BTreeMap<String, LazyRegex>,
+    unit: Option<&str>,
+    facts: &crate::env::Facts,
+) -> RenderedStep {
+    let mut out = RenderedStep {
+        description: s.description.clone(),
+        command: None,
+        when: s.when.clone(),
+        note: None,
+        template: None,
+        fits: false,
+    };
+    if let Some(t) = &s.command {
+        // env values are owned: look them up once, before rendering borrows them
+        let env: BTreeMap<&str, String> = t
+            .variables()
+            .filter(|v| v.starts_with("env."))
+            .filter_map(|v| facts.lookup(v).map(|x| (v, x)))
+            .collect();
+        let res = t.render(|name| {
+            if let Some(v) = captures.get(name) {
+                Some((v.as_str(), patterns.get(name).map(|r| &**r)))
+            } else if name == "unit" {
+                unit.map(|u| (u, Some(&*UNIT_PATTERN)))
+            } else if let Some(v) = env.get(name) {
+                Some((v.as_str(), Some(crate::knowledge::vars::pattern(name))))
+            } else {
+                None
+            }
+        });
+        match res {
+            Ok(c) => out.command = Some(c),
+            Err(e) => {
+                out.note = Some(match &e {
+                    RenderError::Missing(_) | RenderError::Refused { .. } => e.to_string(),
+                });
+                out.template = Some(t.source.clone());
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,952 @@
+//! Extract: records in, failures out.
+//!
+//! Extraction reads the normalized records of one input in order and keeps, per stream
+//! (see [`Stream::key`](crate::engine::normalize::Stream::key)), at most one open *block*: a
+//! Python traceback being reassembled, a multi-line exception message, an NCCL block, a
+//! C++ abort with its `what():`. Lines of other streams interleave freely — 8 workers
+//! writing their tracebacks at the same moment are reassembled into 8 tracebacks.
+//!
+//! A closed block becomes a [`Failure`]. Failures that are the same failure in several
+//! streams (same kind, exception type, message with numbers blanked, raise site) within
+//! one crash attempt are merged: one failure with its streams, a count, and the first
+//! occurrence. Attempts are told apart by systemd's `Started`/`Starting` lines after a
+//! failure. Within an attempt the first failure that is not a known consequence shape is
+//! marked `first_in_attempt`; the failures after it whose text says they follow from
+//! another (`see root cause above`, `was terminated`, systemd exits…) are linked to it
+//! as consequences.
+//!
+//! Records that no block absorbs and that are not failures themselves are handed back
+//! to the caller ([`Extractor::push`] returns them) so that the matcher can look at
+//! every line once without extraction keeping them.
+//!
+//! Memory is bounded: at most [`MAX_BLOCK_LINES`] lines kept per failure, at most
+//! [`MAX_CHAIN`] exceptions per chain, at most [`MAX_OCCURRENCES`] occurrences listed per
+//! failure, at most [`MAX_FAILURES`] distinct failures per
+//! input; what is dropped is counted and reported, never silently lost.
+
+mod link;
+pub mod shapes;
+mod sites;
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::engine::normalize::{fnv1a, Level, Record, FNV_OFFSET};
+pub use crate::knowledge::failure_kind::FailureKind;
+pub use shapes::ChainMarker;
+pub use sites::Site;
+
+/// Lines kept per failure; further lines are counted in `elided_lines`.
+pub const MAX_BLOCK_LINES: usize = 400;
+/// Exceptions kept per chain (the first and the last halves).
+pub const MAX_CHAIN: usize = 64;
+/// Frames kept per exception (the outermost and innermost halves).
+pub const MAX_FRAMES: usize = 200;
+/// Distinct failures kept per input; further ones are counted in `dropped_failures`.
+pub const MAX_FAILURES: usize = 20_000;
+/// Occurrences listed per failure; `count` keeps the total (a million repeats of one
+/// traceback cost a count, not a million entries).
+pub const MAX_OCCURRENCES: usize = 1024;
+/// Lines a multi-line exception message may span.
+pub const MAX_MESSAGE_LINES: usize = 40;
+
+/// One frame of a Python traceback.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Frame {
+    pub file: String,
+    pub line: u32,
+    pub function: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// The log line the frame was read from.
+    pub log_line: usize,
+    /// A frame of Python's import machinery (`<frozen importlib._bootstrap>`, `importlib/__init__.py`).
+    pub import_machinery: bool,
+}
+
+/// One exception of a chain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExceptionInfo {
+    #[serde(rename = "type")]
+    pub exception_type: String,
+    pub message: String,
+    /// The log line of `Type: message`.
+    pub line: usize,
+    /// How this exception relates to the one printed before it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub follows: Option<ChainMarker>,
+    /// Its message says the real error is elsewhere ("look up to see its traceback").
+    pub wrapper: bool,
+    pub frames: Vec<Frame>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub elided_frames: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+impl ExceptionInfo {
+    /// `Type: message`, as Python prints it.
+    pub fn headline(&self) -> String {
+        if self.message.is_empty() {
+            self.exception_type.clone()
+        } else {
+            format!("{}: {}", self.exception_type, self.message)
+        }
+    }
+}
+
+/// One line of a failure's block.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BlockLine {
+    pub line: usize,
+    /// The raw log line.
+    pub text: String,
+    /// The line with its prefixes peeled.
+    #[serde(skip)]
+    pub message: String,
+}
+
+/// Where and when a failure occurred in one stream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Occurrence {
+    pub stream: String,
+    pub line: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+}
+
+/// One failure, possibly seen in several streams.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Failure {
+    pub id: usize,
+    pub kind: FailureKind,
+    /// The crash attempt (1-based) it belongs to.
+    pub attempt: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<Level>,
+    /// What a person reads first: the final exception, or the line.
+    pub headline: String,
+    /// A line that introduced the traceback ("WorkerProc failed to start.").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preamble: Option<String>,
+    /// Python exceptions in printed order; the last one is the final exception.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub chain: Vec<ExceptionInfo>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub elided_exceptions: usize,
+    /// The innermost frame: where it was raised.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raise_site: Option<Site>,
+    /// The innermost application frame that is neither import machinery nor the failing
+    /// dependency: where the program was when it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crash_site: Option<Site>,
+    /// The module whose import failed, when the failure happened during an import.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub importing: Option<String>,
+    /// The traceback was cut off (by the end of the log or the start of the excerpt).
+    pub truncated: bool,
+    /// Distinct streams, in order of first occurrence.
+    pub streams: Vec<String>,
+    /// How many times it occurred (all streams).
+    pub count: usize,
+    pub first: Occurrence,
+    /// Every occurrence (stream and first line), in log order.
+    pub occurrences: Vec<Occurrence>,
+    pub first_in_attempt: bool,
+    /// The failure this one follows from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consequence_of: Option<usize>,
+    /// Its text has a consequence shape ("see root cause above", a systemd exit…).
+    pub consequence_shape: bool,
+    pub lines: Vec<BlockLine>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub elided_lines: usize,
+}
+
+impl Failure {
+    /// The exception that matters most: the final one unless it only wraps another.
+    pub fn primary(&self) -> Option<&ExceptionInfo> {
+        self.chain
+            .iter()
+            .rev()
+            .find(|e| !e.wrapper)
+            .or_else(|| self.chain.last())
+    }
+
+    pub fn first_line(&self) -> usize {
+        self.first.line
+    }
+
+    pub fn last_line(&self) -> usize {
+        self.lines.last().map_or(self.first.line, |l| l.line)
+    }
+}
+
+/// A crash attempt: the span between two starts of a service.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Attempt {
+    pub index: usize,
+    pub first_line: usize,
+    pub last_line: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    /// systemd's "restart counter is at N" at the end of this attempt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restart_counter: Option<u32>,
+    pub failures: usize,
+    /// Distinct worker streams (vLLM/Ray workers, torchrun ranks) seen in this attempt.
+    pub workers: usize,
+}
+
+/// Everything extracted from one input.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Extraction {
+    pub lines: usize,
+    pub attempts: Vec<Attempt>,
+    pub failures: Vec<Failure>,
+    /// The systemd unit, when the log names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub dropped_failures: usize,
+}
+
+impl Extraction {
+    /// The failures marked first in their attempt.
+    pub fn first_failures(&self) -> impl Iterator<Item = &Failure> {
+        self.failures.iter().filter(|f| f.first_in_attempt)
+    }
+}
+
+/// Knobs for extraction.
+#[derive(Debug, Clone, Default)]
+pub struct ExtractOptions {
+    /// Path fragments of generic framework frames (dispatch, layers, utilities) that are
+    /// skipped when looking for the crash site. Comes from the library's `frames.yaml`.
+    pub plumbing: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Frames,
+    Message { blank: bool },
+    AfterMarker,
+    Nccl,
+    Abort,
+    PyWarning { source_seen: bool },
+    Single,
+}
+
+#[derive(Debug)]
+struct Open {
+    kind: FailureKind,
+    state: State,
+    lines: Vec<BlockLine>,
+    elided_lines: usize,
+    chain: Vec<ExceptionInfo>,
+    elided_exceptions: usize,
+    frames: Vec<Frame>,
+    elided_frames: usize,
+    follows: Option<ChainMarker>,
+    /// Origin and level of the exception line, for message continuation.
+    origin: Option<String>,
+    level: Option<Level>,
+    msg_lines: usize,
+    preamble: Option<String>,
+    headline: Option<String>,
+    truncated: bool,
+    first: Occurrence,
+}
+
+impl Open {
+    fn new(kind: FailureKind, state: State, rec: &Record, stream: &str) -> Self {
+        Open {
+            kind,
+            state,
+            lines: Vec::new(),
+            elided_lines: 0,
+            chain: Vec::new(),
+            elided_exceptions: 0,
+            frames: Vec::new(),
+            elided_frames: 0,
+            follows: None,
+            origin: rec.origin.clone(),
+            level: rec.level,
+            msg_lines: 0,
+            preamble: None,
+            headline: None,
+            truncated: false,
+            first: Occurrence {
+                stream: stream.to_string(),
+                line: rec.line,
+                timestamp: rec.timestamp.clone(),
+            },
+        }
+    }
+
+    fn absorb(&mut self, rec: &Record) {
+        if self.lines.len() < MAX_BLOCK_LINES {
+            self.lines.push(BlockLine {
+                line: rec.line,
+                text: rec.raw.clone(),
+                message: rec.message.clone(),
+            });
+        } else {
+            self.elided_lines += 1;
+        }
+        if self.level.is_none() {
+            self.level = rec.level;
+        }
+    }
+
+    fn push_frame(&mut self, f: shapes::FrameLine, rec: &Record) {
+        let import_machinery = sites::is_import_machinery(&f.file);
+        let frame = Frame {
+            file: f.file,
+            line: f.line,
+            function: f.function,
+            source: None,
+            log_line: rec.line,
+            import_machinery,
+        };
+        if self.frames.len() < MAX_FRAMES {
+            self.frames.push(frame);
+        } else {
+            // keep the outermost half and a sliding innermost half
+            let keep = MAX_FRAMES / 2;
+            self.frames.remove(keep);
+            self.frames.push(frame);
+            self.elided_frames += 1;
+        }
+    }
+
+    fn push_exception(&mut self, ty: String, message: String, rec: &Record) {
+        let frames = std::mem::take(&mut self.frames);
+        let elided_frames = std::mem::take(&mut self.elided_frames);
+        let exc = ExceptionInfo {
+            exception_type: ty,
+            wrapper: link::is_wrapper(&message),
+            message,
+            line: rec.line,
+            follows: self.follows.take(),
+            frames,
+            elided_frames,
+        };
+        if self.chain.len() < MAX_CHAIN {
+            self.chain.push(exc);
+        } else {
+            let keep = MAX_CHAIN / 2;
+            self.chain.remove(keep);
+            self.chain.push(exc);
+            self.elided_exceptions += 1;
+        }
+        self.origin = rec.origin.clone();
+        self.level = rec.level.or(self.level);
+        self.msg_lines = 1;
+    }
+}
+
+#[derive(Default)]
+struct StreamState {
+    open: Option<Open>,
+    /// An error line that may introduce a traceback on this stream's next line.
+    pending: Option<(Record, String)>,
+}
+
+/// The streaming extractor.
+pub struct Extractor {
+    opts: ExtractOptions,
+    streams: HashMap<String, StreamState>,
+    closed: Vec<Failure>,
+    index: HashMap<(usize, String), usize>,
+    attempts: Vec<Attempt>,
+    unit: Option<String>,
+    lines: usize,
+    dropped: usize,
+    /// Hashes of the keys of `streams`, rebuilt when `busy_dirty`.
+    busy: Vec<u64>,
+    busy_dirty: bool,
+    /// Hashes of the worker streams' keys seen in this attempt (already hashed: no
+    /// second hash).
+    workers: std::collections::HashSet<u64, std::hash::BuildHasherDefault<Prehashed>>,
+}
+
+impl Extractor {
+    pub fn new(opts: ExtractOptions) -> Self {
+        Extractor {
+            opts,
+            streams: HashMap::new(),
+            closed: Vec::new(),
+            index: HashMap::new(),
+            attempts: vec![Attempt {
+                index: 1,
+                first_line: 1,
+                last_line: 0,
+                unit: None,
+                restart_counter: None,
+                failures: 0,
+                workers: 0,
+            }],
+            workers: Default::default(),
+            busy: Vec::new(),
+            busy_dirty: true,
+            unit: None,
+            lines: 0,
+            dropped: 0,
+        }
+    }
+
+    fn attempt(&mut self) -> &mut Attempt {
+        let n = self.attempts.len();
+        &mut self.attempts[n - 1]
+    }
+
+    fn note_worker(&mut self, hash: u64) {
+        if self.workers.len() < 4096 && self.workers.insert(hash) {
+            let n = self.workers.len();
+            self.attempt().workers = n;
+        }
+    }
+
+    /// No block is open and no error line is pending: a line that starts no failure
+    /// can be skipped with [`Extractor::skip`].
+    pub fn idle(&self) -> bool {
+        self.streams.is_empty()
+    }
+
+    /// Whether a block is open or an error line pending on a stream, by the hash of its
+    /// key ([`crate::engine::normalize::stream_key_hash`]; the fast path hashes a line's key from
+    /// its parts without building it): the next line of such a stream may belong to it,
+    /// while a line of any other stream that starts no failure is loose whatever the
+    /// other streams hold. A hash collision only sends a line down the full path, which
+    /// is always right.
+    pub fn stream_busy_hash(&mut self, hash: u64) -> bool {
+        if self.streams.is_empty() {
+            return false;
+        }
+        if self.busy_dirty {
+            self.busy.clear();
+            self.busy.extend(
+                self.streams
+                    .keys()
+                    .map(|k| crate::engine::normalize::stream_key_hash(k)),
+            );
+            self.busy_dirty = false;
+        }
+        self.busy.contains(&hash)
+    }
+
+    /// Accounts for a line the caller decided is part of no failure (see
+    /// [`crate::engine::pipeline`]): only line counts and worker streams are kept. `worker` is
+    /// the hash of the stream's key ([`crate::engine::normalize::stream_key_hash`]) when the
+    /// line comes from a worker stream.
+    pub fn skip_hashed(&mut self, line: usize, worker: Option<u64>) {
+        self.lines = line;
+        self.attempt().last_line = line;
+        if let Some(h) = worker {
+            self.note_worker(h);
+        }
+    }
+
+    /// The current attempt's index (1-based).
+    pub fn current_attempt(&self) -> usize {
+        self.attempts.len()
+    }
+
+    /// Feeds one record. Returns it back when it is part of no failure (a *loose* line).
+    pub fn push(&mut self, rec: Record) -> Option<Record> {
+        // only `push` changes the open streams (`finish` ends the extractor)
+        self.busy_dirty = true;
+        self.lines = rec.line;
+        self.attempt().last_line = rec.line;
+        if self.unit.is_none() {
+            if let Some(u) = &rec.stream.unit {
+                self.unit = Some(u.clone());
+            }
+        }
+        // Crash attempts: systemd (re)starting the unit after a failure opens a new one.
+        if shapes::is_systemd_start(&rec) {
+            let had_failures = self.attempt().failures > 0
+                || self.attempt().restart_counter.is_some()
+                || self
+                    .streams
+                    .values()
+                    .any(|s| s.open.is_some() || s.pending.is_some());
+            if had_failures {
+                self.flush_all();
+                let index = self.attempts.len() + 1;
+                self.attempts.push(Attempt {
+                    index,
+                    first_line: rec.line,
+                    last_line: rec.line,
+                    unit: rec.stream.unit.clone(),
+                    restart_counter: None,
+                    failures: 0,
+                    workers: 0,
+                });
+                self.workers.clear();
+            }
+            return Some(rec);
+        }
+        if let Some(n) = shapes::restart_counter(&rec.message) {
+            self.attempt().restart_counter = Some(n);
+        }
+        let key = rec.stream.key();
+        let is_worker = rec.stream.rank.is_some()
+            || rec
+                .stream
+                .worker
+                .as_deref()
+                .is_some_and(|w| w.contains("Worker"));
+        if is_worker {
+            self.note_worker(crate::engine::normalize::stream_key_hash(&key));
+        }
+        self.feed(key, rec)
+    }
+
+    fn feed(&mut self, key: String, rec: Record) -> Option<Record> {
+        let mut st = match self.streams.remove(&key) {
+            Some(st) => st,
+            None if self.streams.is_empty() && !could_open(&rec) => return Some(rec),
+            None => StreamState::default(),
+        };
+        let out = self.step(&mut st, &key, rec);
+        if st.open.is_some() || st.pending.is_some() {
+            self.streams.insert(key, st);
+        }
+        out
+    }
+
+    fn step(&mut self, st: &mut StreamState, key: &str, rec: Record) -> Option<Record> {
+        // 1. A pending error line either introduces this traceback or stands alone.
+        if let Some((p, label)) = st.pending.take() {
+            if shapes::is_traceback_header(&rec.message) {
+                let mut open = Open::new(FailureKind::Traceback, State::Frames, &p, &label);
+                open.absorb(&p);
+                open.preamble = Some(p.message.trim().to_string());
+                open.absorb(&rec);
+                st.open = Some(open);
+                return None;
+            }
+            let mut open = Open::new(FailureKind::ErrorLine, State::Single, &p, &label);
+            open.absorb(&p);
+            self.close(open);
+        }
+        // 2. An open block absorbs what belongs to it.
+        if let Some(mut open) = st.open.take() {
+            match self.continue_block(&mut open, &rec) {
+                Step::Absorbed => {
+                    st.open = Some(open);
+                    return None;
+                }
+                Step::Closed => {
+                    self.close(open);
+                }
+            }
+        }
+        // 3. A new block, a one-line failure, or a loose line.
+        let label = key.to_string();
+        let msg = rec.message.as_str();
+        if shapes::is_traceback_header(msg) {
+            let mut open = Open::new(FailureKind::Traceback, State::Frames, &rec, &label);
+            open.absorb(&rec);
+            st.open = Some(open);
+            return None;
+        }
+        if let Some(f) = shapes::frame(msg) {
+            // a traceback whose header is not in the excerpt
+            let mut open = Open::new(FailureKind::Traceback, State::Frames, &rec, &label);
+            open.truncated = true;
+            open.absorb(&rec);
+            open.push_frame(f, &rec);
+            st.open = Some(open);
+            return None;
+        }
+        let Some(kind) = shapes::classify(&rec) else {
+            return Some(rec);
+        };
+        match kind {
+            FailureKind::Exception => {
+                let mut open = Open::new(kind, State::Message { blank: false }, &rec, &label);
+                open.absorb(&rec);
+                if let Some((ty, m)) = shapes::lone_exception(msg) {
+                    open.push_exception(ty, m, &rec);
+                }
+                st.open = Some(open);
+            }
+            FailureKind::Abort => {
+                let mut open = Open::new(kind, State::Abort, &rec, &label);
+                open.absorb(&rec);
+                open.headline = Some(msg.trim().to_string());
+                st.open = Some(open);
+            }
+            FailureKind::Nccl => {
+                let mut open = Open::new(kind, State::Nccl, &rec, &label);
+                open.absorb(&rec);
+                st.open = Some(open);
+            }
+            FailureKind::Warning if shapes::python_warning(msg).is_some() => {
+                let mut open =
+                    Open::new(kind, State::PyWarning { source_seen: false }, &rec, &label);
+                open.absorb(&rec);
+                st.open = Some(open);
+            }
+            FailureKind::ErrorLine if rec.origin.is_some() => {
+                st.pending = Some((rec, label));
+            }
+            _ => {
+                let mut open = Open::new(kind, State::Single, &rec, &label);
+                open.absorb(&rec);
+                self.close(open);
+            }
+        }
+        None
+    }
+
+    fn continue_block(&mut self, open: &mut Open, rec: &Record) -> Step {
+        let msg = rec.message.as_str();
+        match open.state {
+            State::Frames => {
+                if let Some(f) = shapes::frame(msg) {
+                    open.absorb(rec);
+                    open.push_frame(f, rec);
+                    return Step::Absorbed;
+                }
+                if msg.trim().is_empty() {
+                    return Step::Absorbed;
+                }
+                if msg.starts_with([' ', '\t']) {
+                    // the source line of the last frame, or a caret marker line
+                    open.absorb(rec);
+                    let t = msg.trim();
+                    if let Some(last) = open.frames.last_mut() {
+                        if last.source.is_none() && !t.chars().all(|c| matches!(c, '^' | '~' | ' '))
+                        {
+                            last.source = Some(t.to_string());
+                        }
+                    }
+                    return Step::Absorbed;
+                }
+                if shapes::is_traceback_header(msg) || msg.starts_with("[Previous line repeated") {
+                    open.absorb(rec);
+                    return Step::Absorbed;
+                }
+                if let Some((ty, m)) = shapes::exception_line(msg) {
+                    open.absorb(rec);
+                    open.push_exception(ty, m, rec);
+                    open.state = State::Message { blank: false };
+                    return Step::Absorbed;
+                }
+                // a wrapped fragment of the previous line (copied from a narrow terminal)
+                open.absorb(rec);
+                Step::Absorbed
+            }
+            State::Message { blank } => {
+                if let Some(marker) = shapes::chain_marker(msg) {
+                    open.absorb(rec);
+                    open.follows = Some(marker);
+                    open.state = State::AfterMarker;
+                    return Step::Absorbed;
+                }
+                if let Some(f) = shapes::frame(msg) {
+                    if open.msg_lines == 1 && !blank && open.kind == FailureKind::Traceback {
+                        // what looked like the exception line was a wrapped fragment
+                        if let Some(e) = open.chain.pop() {
+                            open.frames = e.frames;
+                            open.follows = e.follows;
+                        }
+                        open.absorb(rec);
+                        open.push_frame(f, rec);
+                        open.state = State::Frames;
+                        return Step::Absorbed;
+                    }
+                    return Step::Closed;
+                }
+                if msg.trim().is_empty() {
+                    open.state = State::Message { blank: true };
+                    return Step::Absorbed;
+                }
+                if !blank && open.msg_lines < MAX_MESSAGE_LINES && continues_message(open, rec) {
+                    open.absorb(rec);
+                    open.msg_lines += 1;
+                    if let Some(e) = open.chain.last_mut() {
+                        if !e.message.is_empty() || !msg.trim().is_empty() {
+                            if !e.message.is_empty() {
+                                e.message.push('\n');
+                            }
+                            e.message.push_str(msg.trim_end());
+                        }
+                    }
+                    return Step::Absorbed;
+                }
+                Step::Closed
+            }
+            State::AfterMarker => {
+                if msg.trim().is_empty() {
+                    return Step::Absorbed;
+                }
+                if shapes::is_traceback_header(msg) {
+                    open.absorb(rec);
+                    open.state = State::Frames;
+                    return Step::Absorbed;
+                }
+                if let Some(f) = shapes::frame(msg) {
+                    open.absorb(rec);
+                    open.push_frame(f, rec);
+                    open.state = State::Frames;
+                    return Step::Absorbed;
+                }
+                open.truncated = true;
+                Step::Closed
+            }
+            State::Nccl => {
+                if shapes::is_nccl_any(msg) && open.lines.len() < 64 {
+                    open.absorb(rec);
+                    return Step::Absorbed;
+                }
+                Step::Closed
+            }
+            State::Abort => {
+                if let Some(w) = shapes::what_line(msg) {
+                    open.absorb(rec);
+                    let ty = shapes::abort_type(&open.lines[0].message).unwrap_or_default();
+                    open.chain.push(ExceptionInfo {
+                        exception_type: ty,
+                        wrapper: false,
+                        message: w,
+                        line: rec.line,
+                        follows: None,
+                        frames: Vec::new(),
+                        elided_frames: 0,
+                    });
+                    return Step::Absorbed;
+                }
+                let t = msg.trim_start();
+                if !msg.trim().is_empty()
+                    && open.lines.len() < 40
+                    && (msg.starts_with([' ', '\t'])
+                        || t.starts_with("Exception raised from")
+                        || t.starts_with("frame #"))
+                {
+                    open.absorb(rec);
+                    return Step::Absorbed;
+                }
+                Step::Closed
+            }
+            State::PyWarning { source_seen } => {
+                if !source_seen && msg.starts_with([' ', '\t']) && !msg.trim().is_empty() {
+                    open.absorb(rec);
+                    open.state = State::PyWarning { source_seen: true };
+                    return Step::Absorbed;
+                }
+                Step::Closed
+            }
+            State::Single => Step::Closed,
+        }
+    }
+
+    /// Closes a block: computes its sites and headline, and merges it with the same
+    /// failure seen in another stream of this attempt.
+    fn close(&mut self, mut open: Open) {
+        if matches!(open.state, State::Frames | State::AfterMarker)
+            && open.kind == FailureKind::Traceback
+        {
+            // cut off before its exception line
+            open.truncated = true;
+        }
+        if !open.frames.is_empty() {
+            // frames with no exception line after them: keep them on a placeholder
+            let frames = std::mem::take(&mut open.frames);
+            open.chain.push(ExceptionInfo {
+                exception_type: String::new(),
+                message: String::new(),
+                line: frames.last().map_or(open.first.line, |f| f.log_line),
+                follows: open.follows.take(),
+                wrapper: false,
+                frames,
+                elided_frames: std::mem::take(&mut open.elided_frames),
+            });
+        }
+        let attempt = self.attempts.len();
+        let mut failure = Failure {
+            id: 0,
+            kind: open.kind,
+            attempt,
+            level: open.level,
+            headline: String::new(),
+            preamble: open.preamble,
+            chain: open.chain,
+            elided_exceptions: open.elided_exceptions,
+            raise_site: None,
+            crash_site: None,
+            importing: None,
+            truncated: open.truncated,
+            streams: vec![open.first.stream.clone()],
+            count: 1,
+            occurrences: vec![open.first.clone()],
+            first: open.first,
+            first_in_attempt: false,
+            consequence_of: None,
+            consequence_shape: false,
+            lines: open.lines,
+            elided_lines: open.elided_lines,
+        };
+        failure.headline = open.headline.unwrap_or_else(|| headline_of(&failure));
+        if failure.kind == FailureKind::Traceback
+            && failure.chain.iter().all(|e| e.exception_type.is_empty())
+        {
+            failure.truncated = true;
+        }
+        if let Some(abort) = failure.chain.last() {
+            if failure.kind == FailureKind::Abort {
+                failure.headline = format!("{}: {}", abort.exception_type, abort.message);
+            }
+        }
+        sites::locate(&mut failure, &self.opts.plumbing);
+        failure.consequence_shape = link::is_consequence_shape(&failure);
+        self.attempt().failures += 1;
+        let key = (attempt, link::dedup_key(&failure));
+        if let Some(&i) = self.index.get(&key) {
+            link::merge(&mut self.closed[i], failure);
+            return;
+        }
+        if self.closed.len() >= MAX_FAILURES {
+            self.dropped += 1;
+            return;
+        }
+        self.index.insert(key, self.closed.len());
+        self.closed.push(failure);
+    }
+
+    fn flush_all(&mut self) {
+        let mut keys: Vec<String> = self.streams.keys().cloned().collect();
+        keys.sort();
+        for k in keys {
+            if let Some(mut st) = self.streams.remove(&k) {
+                if let Some((p, label)) = st.pending.take() {
+                    let mut open = Open::new(FailureKind::ErrorLine, State::Single, &p, &label);
+                    open.absorb(&p);
+                    self.close(open);
+                }
+                if let Some(open) = st.open.take() {
+                    self.close(open);
+                }
+            }
+        }
+    }
+
+    /// Ends the input: closes open blocks, orders failures and links consequences.
+    pub fn finish(mut self) -> Extraction {
+        self.flush_all();
+        let mut failures = self.closed;
+        failures.sort_by_key(|f| (f.first.line, f.kind));
+        for (i, f) in failures.iter_mut().enumerate() {
+            f.id = i + 1;
+            f.occurrences.sort_by_key(|o| o.line);
+            f.streams.clear();
+            for o in &f.occurrences {
+                if !f.streams.contains(&o.stream) {
+                    f.streams.push(o.stream.clone());
+                }
+            }
+        }
+        link::link_attempts(&mut failures);
+        for a in &mut self.attempts {
+            a.failures = failures.iter().filter(|f| f.attempt == a.index).count();
+        }
+        Extraction {
+            lines: self.lines,
+            attempts: self.attempts,
+            failures,
+            unit: self.unit,
+            dropped_failures: self.dropped,
+        }
+    }
+}
+
+/// A hasher for keys that are hashes already.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl std::hash::Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // only u64 keys are hashed with it; fold anything else in all the same
+        self.0 = fnv1a(self.0 ^ FNV_OFFSET, bytes);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// Cheap test: can this record start or be part of any block or failure? (Used to skip
+/// stream bookkeeping for the bulk of ordinary lines.)
+fn could_open(rec: &Record) -> bool {
+    let m = rec.message.as_str();
+    shapes::is_traceback_header(m) || shapes::frame(m).is_some() || shapes::classify(rec).is_some()
+}
+
+enum Step {
+    Absorbed,
+    Closed,
+}
+
+/// Whether a record continues the exception message of an open block.
+fn continues_message(open: &Open, rec: &Record) -> bool {
+    let msg = rec.message.as_str();
+    // "Failed to import X because of the following error (look up to see its
+    // traceback):" — the next line is the real error, a failure of its own
+    if open
+        .chain
+        .last()
+        .is_some_and(|e| e.wrapper && e.message.trim_end().ends_with(':'))
+    {
+        return false;
+    }
+    if shapes::is_traceback_header(msg) || shapes::chain_marker(msg).is_some() {
+        return false;
+    }
+    if open.origin.is_some() {
+        return rec.origin == open.origin && rec.level == open.level;
+    }
+    // no logger prefix: continue unless the line has one, or starts another failure shape
+    rec.origin.is_none()
+        && rec.level.is_none()
+        && shapes::lone_exception(msg).is_none()
+        && shapes::classify(rec).is_none_or(|k| k == FailureKind::ErrorLine)
+}
+
+fn headline_of(f: &Failure) -> String {
+    if let Some(e) = f.chain.iter().rev().find(|e| !e.exception_type.is_empty()) {
+        return e.headline();
+    }
+    if f.kind == FailureKind::Traceback {
+        return "traceback cut off before its exception line".to_string();
+    }
+    f.lines
+        .first()
+        .map(|l| l.message.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Runs extraction over records (convenience for tests and small inputs); loose lines
+/// are dropped.
+pub fn extract_records(
+    records: impl IntoIterator<Item = Record>,
+    opts: ExtractOptions,
+) -> Extraction {
+    let mut x = Extractor::new(opts);
+    for r in records {
+        let _ = x.push(r);
+    }
+    x.finish()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,406 @@
+//! Line classifiers: which failure shape, if any, one record starts.
+//!
+//! Each classifier looks at a record's message (prefixes peeled) and, for a few shapes,
+//! at its stream. The cheap ones run first; [`classify`] returns the first that fits.
+//! These are *structural* shapes common to every program (a Python exception line, a
+//! signal, a kernel OOM-kill, a systemd exit), not knowledge of particular failures:
+//! that lives in the signatures.
+
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
+use regex::Regex;
+
+use super::FailureKind;
+use crate::engine::normalize::{Level, Record};
+
+macro_rules! re {
+    ($name:ident, $pat:expr) => {
+        static $name: LazyLock<Regex> = LazyLock::new(|| {
+            #[allow(clippy::expect_used)]
+            Regex::new($pat).expect("built-in shape regex")
+        });
+    };
+}
+
+re!(FRAME, r#"^\s*File "([^"]*)", line ([0-9]+)(?:, in (.*))?$"#);
+re!(
+    EXC_LINE,
+    r"^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?:(:) ?(.*))?$"
+);
+re!(
+    LONE_EXC,
+    r"^((?:[a-z_][a-z0-9_]*\.)*(?:[A-Z][A-Za-z0-9_]*)?(?:Error|Exception|Exit|Interrupt|Failure|Timeout|Refused|Denied))(?:(:) ?(.*))?$"
+);
+re!(
+    PY_WARNING,
+    r"^(\S+\.py):([0-9]+): ([A-Z][A-Za-z]*Warning): (.*)$"
+);
+re!(
+    SYSTEMD_FAIL,
+    r"^(?:(\S+\.(?:service|scope|socket|mount|timer)): )?(Main process exited, code=|Failed with result '|Scheduled restart job, restart counter is at|Start request repeated too quickly|A process of this unit has been killed by the OOM killer|Control process exited, code=|Failed to start |Unit process [0-9]+ .*killed)"
+);
+re!(SYSTEMD_START, r"^(?:Started|Starting) ");
+re!(RESTART_COUNTER, r"restart counter is at ([0-9]+)");
+re!(
+    OOM_KILL,
+    r"(Out of memory: Killed process|Memory cgroup out of memory|invoked oom-killer|oom-kill:|oom_reaper: reaped process|OOMKilled)"
+);
+re!(
+    SIGNAL,
+    r"(Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception)(?: \(core dumped\))?\s*$|^Fatal Python error: |(?:^|[\]\s:])Killed(?:\s.*)?$|exited with signal|received signal SIG[A-Z]+|Signal [0-9]+ \(SIG[A-Z]+\) received"
+);
+re!(
+    ABORT,
+    r"terminate called after throwing an instance of '([^']+)'"
+);
+re!(WHAT, r"^\s*what\(\):\s*(.*)$");
+re!(
+    NCCL_START,
+    r"NCCL WARN|\bncclSystemError\b|\bncclInternalError\b|\bncclUnhandledCudaError\b|\bncclRemoteError\b|\bncclInvalidUsage\b|NCCL error"
+);
+re!(NCCL_ANY, r"\bNCCL (?:INFO|WARN)\b");
+re!(
+    CUDA_ERR,
+    r"CUDA error|CUDA_ERROR_[A-Z_]+|cudaError[A-Z][A-Za-z]+|CUBLAS_STATUS_[A-Z_]+|CUDNN_STATUS_[A-Z_]+|CUDA driver|CUDA kernel errors"
+);
+
+/// Case-insensitive words that make an otherwise unknown line an error line.
+const ERROR_WORDS: &[&str] = &[
+    "error",
+    "fatal",
+    "failed",
+    "failure",
+    "exception",
+    "cannot ",
+    "can't ",
+    "could not",
+    "couldn't",
+    "unable to",
+    "not found",
+    "no such file",
+    "denied",
+    "refused",
+    "timed out",
+    "timeout",
+    "abort",
+    "panic",
+    "not supported",
+    "unsupported",
+    "insufficient",
+    "out of memory",
+    "no space",
+    "core dumped",
+    "undefined symbol",
+    "not compatible",
+    "incompatible",
+];
+
+static ERROR_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    #[allow(clippy::expect_used)]
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(ERROR_WORDS)
+        .expect("built-in error words")
+});
+
+/// Literals at least one of which every shape below needs (a superset of the shape
+/// regexes' necessary literals and of [`ERROR_WORDS`]): a line with none of them and no
+/// error or warning level is no failure, decided with one automaton pass.
+const MARKERS: &[&str] = &[
+    "exit",
+    "interrupt",
+    "killed",
+    "oom",
+    "out of memory",
+    "nccl",
+    "cuda",
+    "cublas",
+    "cudnn",
+    "warning: ",
+    "main process",
+    "failed with result",
+    "restart counter",
+    "start request repeated",
+    "control process",
+    "unit process",
+    "terminate called",
+    "segmentation",
+    "bus error",
+    "aborted",
+    "illegal instruction",
+    "floating point",
+    "signal",
+    "refused",
+    "denied",
+    "timeout",
+    "fatal",
+];
+
+static MARKER_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    #[allow(clippy::expect_used)]
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(MARKERS.iter().chain(ERROR_WORDS.iter()))
+        .expect("built-in markers")
+});
+
+/// Every literal extraction needs to see in a line's *message* to act on it when no
+/// block is open and the line has no error or warning level: the shape markers, the
+/// error words and the structural markers (traceback headers, frames, chain markers,
+/// the restart counter). The pipeline's fast path reads the level, the stream and the
+/// message with [`crate::engine::normalize::view`], which never accepts a line from systemd (the
+/// only identifier whose lines act on extraction through their stream), so a message
+/// with none of these literals is loose for extraction.
+pub fn message_literals() -> impl Iterator<Item = &'static str> {
+    const STRUCTURAL: &[&str] = &[
+        "traceback",
+        "file \"",
+        "above exception",
+        "during handling",
+        "what():",
+        "terminate called",
+        "restart counter",
+    ];
+    MARKERS
+        .iter()
+        .chain(ERROR_WORDS.iter())
+        .chain(STRUCTURAL.iter())
+        .copied()
+}
+
+/// A parsed `File "...", line N, in f` frame line.
+pub struct FrameLine {
+    pub file: String,
+    pub line: u32,
+    pub function: String,
+}
+
+pub fn frame(msg: &str) -> Option<FrameLine> {
+    if !msg.trim_start().starts_with("File \"") {
+        return None;
+    }
+    let c = FRAME.captures(msg)?;
+    Some(FrameLine {
+        file: c[1].to_string(),
+        line: c[2].parse().unwrap_or(0),
+        function: c.get(3).map_or(String::new(), |m| m.as_str().to_string()),
+    })
+}
+
+pub fn is_traceback_header(msg: &str) -> bool {
+    let t = msg.trim_start_matches([' ', '|', '+', '-']);
+    t.starts_with("Traceback (most recent call last):")
+}
+
+/// The two chain markers Python prints between the tracebacks of one chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChainMarker {
+    /// "The above exception was the direct cause of the following exception:"
+    Cause,
+    /// "During handling of the above exception, another exception occurred:"
+    Context,
+}
+
+pub fn chain_marker(msg: &str) -> Option<ChainMarker> {
+    let t = msg.trim();
+    if t.starts_with("The above exception was the direct cause of the following exception") {
+        Some(ChainMarker::Cause)
+    } else if t.starts_with("During handling of the above exception, another exception occurred") {
+        Some(ChainMarker::Context)
+    } else {
+        None
+    }
+}
+
+/// An exception line inside a traceback: `Type: message` or a bare `Type`.
+pub fn exception_line(msg: &str) -> Option<(String, String)> {
+    if msg.starts_with([' ', '\t']) || msg.is_empty() {
+        return None;
+    }
+    let c = EXC_LINE.captures(msg)?;
+    let ty = c[1].to_string();
+    let has_colon = c.get(2).is_some();
+    let last = ty.rsplit('.').next().unwrap_or(&ty);
+    let typeish = last.starts_with(|ch: char| ch.is_ascii_uppercase());
+    if !typeish && !has_colon {
+        return None;
+    }
+    Some((
+        ty,
+        c.get(3).map_or(String::new(), |m| m.as_str().to_string()),
+    ))
+}
+
+/// A lone exception line outside any traceback (stricter: the type must look like one).
+pub fn lone_exception(msg: &str) -> Option<(String, String)> {
+    let c = LONE_EXC.captures(msg)?;
+    if c.get(2).is_none() && msg.len() != c[1].len() {
+        return None;
+    }
+    Some((
+        c[1].to_string(),
+        c.get(3).map_or(String::new(), |m| m.as_str().to_string()),
+    ))
+}
+
+pub fn abort_type(msg: &str) -> Option<String> {
+    ABORT.captures(msg).map(|c| c[1].to_string())
+}
+
+pub fn what_line(msg: &str) -> Option<String> {
+    WHAT.captures(msg).map(|c| c[1].to_string())
+}
+
+pub fn is_nccl_any(msg: &str) -> bool {
+    msg.contains("NCCL") && NCCL_ANY.is_match(msg)
+}
+
+pub fn python_warning(msg: &str) -> Option<(String, String)> {
+    if !msg.contains("Warning: ") {
+        return None;
+    }
+    PY_WARNING
+        .captures(msg)
+        .map(|c| (c[3].to_string(), c[4].to_string()))
+}
+
+pub fn is_systemd_start(rec: &Record) -> bool {
+    rec.stream.ident.as_deref() == Some("systemd") && SYSTEMD_START.is_match(&rec.message)
+}
+
+pub fn restart_counter(msg: &str) -> Option<u32> {
+    if !msg.contains("restart counter is at") {
+        return None;
+    }
+    RESTART_COUNTER
+        .captures(msg)
+        .and_then(|c| c[1].parse().ok())
+}
+
+/// Classifies a record that no open block absorbed.
+pub fn classify(rec: &Record) -> Option<FailureKind> {
+    let m = rec.message.as_str();
+    if m.trim().is_empty() {
+        return None;
+    }
+    let leveled = matches!(rec.level, Some(l) if l >= Level::Warning);
+    if !leveled && !MARKER_AC.is_match(m) {
+        return None;
+    }
+    let systemd = rec.stream.ident.as_deref() == Some("systemd") || rec.stream.unit.is_some();
+    if (systemd || m.contains(".service: ")) && SYSTEMD_FAIL.is_match(m) {
+        return Some(FailureKind::Systemd);
+    }
+    if OOM_KILL.is_match(m) {
+        return Some(FailureKind::OomKill);
+    }
+    if ABORT.is_match(m) {
+        return Some(FailureKind::Abort);
+    }
+    if NCCL_START.is_match(m) {
+        return Some(FailureKind::Nccl);
+    }
+    if lone_exception(m).is_some() {
+        return Some(FailureKind::Exception);
+    }
+    if python_warning(m).is_some() {
+        return Some(FailureKind::Warning);
+    }
+    if SIGNAL.is_match(m) {
+        return Some(FailureKind::Signal);
+    }
+    if CUDA_ERR.is_match(m) && !matches!(rec.level, Some(Level::Info | Level::Debug)) {
+        return Some(FailureKind::CudaError);
+    }
+    match rec.level {
+        Some(l) if l.is_error() => return Some(FailureKind::ErrorLine),
+        Some(Level::Warning) => return Some(FailureKind::Warning),
+        Some(Level::Info | Level::Debug) => return None,
+        _ => {}
+    }
+    if ERROR_AC.is_match(m) {
+        return Some(FailureKind::ErrorLine);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::ingest::Line;
+    use crate::engine::normalize::normalize;
+
+    fn kind(s: &str) -> Option<FailureKind> {
+        classify(&normalize(Line {
+            number: 1,
+            text: s.into(),
+            truncated: 0,
+        }))
+    }
+
+    #[test]
+    fn shapes() {
+        use FailureKind::*;
+        // ../shared/incidents/inkypi-host-oom/log.txt
+        assert_eq!(
+            kind("Nov 20 15:10:43 inky kernel: Out of memory: Killed process 27241 (python) total-vm:1374456kB"),
+            Some(OomKill)
+        );
+        assert_eq!(
+            kind("Nov 20 15:10:43 inky inkypi[27237]: /usr/local/bin/inkypi: line 13: 27241 Killed                  python -u \"$(realpath $PROGRAM_PATH/src/inkypi.py)\""),
+            Some(Signal)
+        );
+        assert_eq!(
+            kind("Loading checkpoint shards:  40%|####      | 2/5 [01:11<01:47, 35.73s/it]Killed"),
+            Some(Signal)
+        );
+        assert_eq!(kind("Segmentation fault (core dumped)"), Some(Signal));
+        assert_eq!(
+            kind("Feb 20 23:31:36 llm-two systemd[1]: vllm-kimi-k25.service: Main process exited, code=exited, status=1/FAILURE"),
+            Some(Systemd)
+        );
+        assert_eq!(kind("Feb 20 23:31:36 llm-two systemd[1]: vllm-kimi-k25.service: Consumed 9min 4.117s CPU time, 31.2G memory peak."), None);
+        assert_eq!(
+            kind("terminate called after throwing an instance of 'c10::Error'"),
+            Some(Abort)
+        );
+        // ../shared/incidents/pytorch-permission-denied/log.txt
+        assert_eq!(kind("node08:27106:27302 [0] include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied"), Some(Nccl));
+        assert_eq!(
+            kind("OSError: [Errno 28] No space left on device"),
+            Some(Exception)
+        );
+        assert_eq!(kind("ImportError:"), Some(Exception));
+        assert_eq!(kind("/x/file_download.py:798: UserWarning: Not enough free disk space to download the file."), Some(Warning));
+        // ../shared/incidents/pointnet2-pytorch-unsupported-compute-capability/log.txt
+        assert_eq!(
+            kind("nvcc fatal   : Unsupported gpu architecture 'compute_75'"),
+            Some(ErrorLine)
+        );
+        assert_eq!(kind("(EngineCore_DP0 pid=344) INFO 01-07 02:47:28 [tpu_platform.py:60] Cannot use None backend on TPU."), None);
+        assert_eq!(kind("all good here"), None);
+    }
+
+    #[test]
+    fn exception_lines() {
+        assert_eq!(
+            exception_line("torch.distributed.DistBackendError: NCCL error in: x"),
+            Some((
+                "torch.distributed.DistBackendError".into(),
+                "NCCL error in: x".into()
+            ))
+        );
+        assert_eq!(
+            exception_line("KeyboardInterrupt"),
+            Some(("KeyboardInterrupt".into(), String::new()))
+        );
+        assert_eq!(exception_line("v_caches"), None);
+        assert_eq!(exception_line("    raise ValueError("), None);
+        assert!(frame(
+            "  File \"<frozen importlib._bootstrap>\", line 1331, in _find_and_load_unlocked"
+        )
+        .is_some());
+    }
+}

@@ -1,0 +1,159 @@
+//! Evaluating a condition tree on one subject of a failure.
+//!
+//! Log conditions are true or false; a fact condition (`package`, `gpu_capability`…) is
+//! three-valued and *unknown* when the environment facts it needs were not given. The
+//! tree is combined with Kleene logic and the signature holds unless the result is
+//! false: facts can rule a match out when they contradict it, never by their absence,
+//! so a diagnosis without facts is the diagnosis it always was.
+
+use std::collections::BTreeMap;
+
+use crate::engine::extract::{ExceptionInfo, Failure};
+use crate::env::eval::eval_fact;
+use crate::env::Facts;
+use crate::knowledge::cond::{truth_and, truth_or, Truth};
+use crate::knowledge::signature::Cond;
+
+/// What conditions look at: one exception of a chain, or the failure itself.
+pub struct Subject<'a> {
+    pub headline: String,
+    pub exception: Option<&'a ExceptionInfo>,
+    /// The log line of the headline.
+    pub line: usize,
+}
+
+impl<'a> Subject<'a> {
+    pub fn of_failure(f: &'a Failure) -> Subject<'a> {
+        Subject {
+            headline: f.headline.clone(),
+            exception: None,
+            line: f.first.line,
+        }
+    }
+
+    /// Every subject of a failure: its exceptions, final first; or the failure itself.
+    pub fn all(f: &'a Failure) -> Vec<Subject<'a>> {
+        let mut v: Vec<Subject<'a>> = f
+            .chain
+            .iter()
+            .rev()
+            .filter(|e| !e.exception_type.is_empty())
+            .map(|e| Subject {
+                headline: e.headline(),
+                exception: Some(e),
+                line: e.line,
+            })
+            .collect();
+        if v.is_empty() {
+            v.push(Subject::of_failure(f));
+        }
+        v
+    }
+}
+
+/// The result of a holding condition.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub captures: BTreeMap<String, String>,
+    pub lines: Vec<usize>,
+}
+
+fn add_captures(re: &regex::Regex, caps: &regex::Captures<'_>, found: &mut Found) {
+    for name in re.capture_names().flatten() {
+        if let Some(m) = caps.name(name) {
+            found
+                .captures
+                .entry(name.to_string())
+                .or_insert_with(|| m.as_str().to_string());
+        }
+    }
+}
+
+/// Evaluates `cond` without environment facts; `Some` with captures and evidence lines
+/// when it holds.
+pub fn evaluate(cond: &Cond, f: &Failure, s: &Subject<'_>) -> Option<Found> {
+    evaluate_with(cond, f, s, &Facts::default())
+}
+
+/// Evaluates `cond` with environment facts: `Some` unless the tree is false.
+pub fn evaluate_with(cond: &Cond, f: &Failure, s: &Subject<'_>, facts: &Facts) -> Option<Found> {
+    let mut found = Found::default();
+    if eval(cond, f, s, facts, &mut found).possible() {
+        Some(found)
+    } else {
+        None
+    }
+}
+
+fn eval(cond: &Cond, f: &Failure, s: &Subject<'_>, facts: &Facts, found: &mut Found) -> Truth {
+    match cond {
+        Cond::Fact(fact) => eval_fact(fact, facts, &mut Vec::new()),
+        Cond::All(v) => {
+            let mut t = Truth::True;
+            for c in v {
+                t = truth_and(t, eval(c, f, s, facts, found));
+                if t == Truth::False {
+                    break;
+                }
+            }
+            t
+        }
+        Cond::Any(v) => {
+            let mut t = Truth::False;
+            for c in v {
+                t = truth_or(t, eval(c, f, s, facts, found));
+                if t == Truth::True {
+                    break;
+                }
+            }
+            t
+        }
+        Cond::Not(c) => {
+            let mut scratch = Found::default();
+            eval(c, f, s, facts, &mut scratch).negate()
+        }
+        other => Truth::of(eval_log(other, f, s, found)),
+    }
+}
+
+fn eval_log(cond: &Cond, f: &Failure, s: &Subject<'_>, found: &mut Found) -> bool {
+    match cond {
+        Cond::Message(re) => match re.captures(&s.headline) {
+            Some(c) => {
+                add_captures(re, &c, found);
+                true
+            }
+            None => false,
+        },
+        Cond::Contains(lit) => s.headline.contains(lit.as_str()),
+        Cond::Exception(name) => s.exception.is_some_and(|e| {
+            let t = e.exception_type.as_str();
+            t == name
+                || (t.len() > name.len()
+                    && t.ends_with(name.as_str())
+                    && t.as_bytes()[t.len() - name.len() - 1] == b'.')
+        }),
+        Cond::Text(re) => {
+            for l in &f.lines {
+                if let Some(c) = re.captures(&l.message) {
+                    add_captures(re, &c, found);
+                    if !found.lines.contains(&l.line) {
+                        found.lines.push(l.line);
+                    }
+                    return true;
+                }
+            }
+            false
+        }
+        Cond::Frame { file, function } => s.exception.is_some_and(|e| {
+            e.frames.iter().any(|fr| {
+                file.as_ref().is_none_or(|re| re.is_match(&fr.file))
+                    && function.as_ref().is_none_or(|re| re.is_match(&fr.function))
+            })
+        }),
+        Cond::Kind(k) => f.kind == *k,
+        Cond::Stream(re) => f.streams.iter().any(|st| re.is_match(st)),
+        // handled by `eval`
+        Cond::Fact(_) | Cond::All(_) | Cond::Any(_) | Cond::Not(_) => false,
+    }
+}

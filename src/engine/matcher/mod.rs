@@ -1,0 +1,291 @@
+//! Match: confirm candidate signatures on failures and lines, producing evidence.
+//!
+//! The [`Prefilter`] scans each line once with one Aho-Corasick automaton over the atoms
+//! of the whole library; an atom hit makes its signatures *candidates* for the failure
+//! (or loose line) the line belongs to. A candidate is never a verdict: [`Matcher`]
+//! confirms it by evaluating the signature's full condition tree on each *subject* of
+//! the failure (each exception of a chain, final first, or the failure itself). The
+//! brute-force engine skips the prefilter and evaluates every signature everywhere; it
+//! is the oracle the prefilter is tested against, and the naive baseline.
+
+mod eval;
+pub mod fuzzy;
+pub mod layers;
+mod prefilter;
+pub mod wrap;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+pub use eval::{evaluate, evaluate_with, Subject};
+pub use prefilter::Prefilter;
+
+use crate::engine::extract::{BlockLine, Extraction, Failure, FailureKind, Occurrence};
+use crate::engine::normalize::Record;
+use crate::env::Facts;
+use crate::knowledge::signature::Library;
+
+/// Evidence lines kept per loose-line match group.
+pub const MAX_LOOSE_EVIDENCE: usize = 5;
+
+/// Which matcher runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    /// One Aho-Corasick pass over the atoms, then confirmation of candidates.
+    #[default]
+    Prefilter,
+    /// Every signature's conditions on every failure and line (the oracle).
+    Brute,
+}
+
+/// Where in a failure a signature matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Place {
+    /// The exception that matters most of a traceback or exception failure.
+    PrimaryException,
+    /// Another exception of the chain.
+    ChainException,
+    /// A failure without an exception (signal, systemd, NCCL block, error line).
+    FailureLine,
+    /// A warning.
+    Warning,
+    /// A line that is part of no failure.
+    LooseLine,
+}
+
+/// One confirmed match of a signature on a failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailureHit {
+    pub signature: usize,
+    pub failure: usize,
+    pub place: Place,
+    pub captures: BTreeMap<String, String>,
+    /// Log lines that show the match.
+    pub lines: Vec<usize>,
+}
+
+/// Confirmed matches of one signature on loose lines, aggregated while streaming.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LooseHits {
+    pub count: usize,
+    pub evidence: Vec<(BlockLine, String)>,
+    pub captures: BTreeMap<String, String>,
+    pub attempts: Vec<usize>,
+    pub streams: Vec<String>,
+    pub first: Option<Occurrence>,
+}
+
+/// Every confirmed match in one input.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Matches {
+    pub failures: Vec<FailureHit>,
+    /// Per signature index.
+    pub loose: BTreeMap<usize, LooseHits>,
+    /// Matches found by a layer other than the signature's own conditions.
+    pub via: Vec<layers::ViaNote>,
+}
+
+/// The matcher over one compiled library.
+pub struct Matcher<'l> {
+    pub library: &'l Library,
+    prefilter: Prefilter,
+    kind: EngineKind,
+    scratch: Vec<usize>,
+    /// Environment facts the fact conditions read (empty: every fact is unknown).
+    pub facts: Facts,
+    /// The fuzzy-similarity index of the library's examples, built on first use.
+    pub fuzzy: std::sync::OnceLock<fuzzy::FuzzyIndex>,
+}
+
+impl<'l> Matcher<'l> {
+    pub fn new(library: &'l Library, kind: EngineKind) -> Self {
+        Matcher {
+            library,
+            prefilter: Prefilter::new(library),
+            kind,
+            scratch: Vec::new(),
+            facts: Facts::default(),
+            fuzzy: std::sync::OnceLock::new(),
+        }
+    }
+
+    pub fn prefilter(&self) -> &Prefilter {
+        &self.prefilter
+    }
+
+    fn candidates_of_lines<'a>(&mut self, lines: impl Iterator<Item = &'a str>) -> Vec<usize> {
+        match self.kind {
+            EngineKind::Brute => (0..self.library.signatures.len()).collect(),
+            EngineKind::Prefilter => {
+                self.scratch.clear();
+                for l in lines {
+                    self.prefilter.candidates(l, &mut self.scratch);
+                }
+                self.scratch.sort_unstable();
+                self.scratch.dedup();
+                self.scratch.clone()
+            }
+        }
+    }
+
+    /// Matches a loose line (part of no failure) and folds the result into `into`.
+    pub fn match_loose(&mut self, rec: &Record, attempt: usize, into: &mut Matches) {
+        if self.kind == EngineKind::Prefilter && !self.prefilter.any(&rec.message) {
+            return;
+        }
+        let cands = self.candidates_of_lines(std::iter::once(rec.message.as_str()));
+        if cands.is_empty() {
+            return;
+        }
+        let stream = rec.stream.key();
+        let target = Failure::line_target(rec, attempt, &stream);
+        for s in cands {
+            let sig = &self.library.signatures[s];
+            let subject = Subject::of_failure(&target);
+            let Some(found) = evaluate_with(&sig.cond, &target, &subject, &self.facts) else {
+                continue;
+            };
+            let e = into.loose.entry(s).or_default();
+            e.count += 1;
+            if e.evidence.len() < MAX_LOOSE_EVIDENCE {
+                e.evidence.push((
+                    BlockLine {
+                        line: rec.line,
+                        text: rec.raw.clone(),
+                        message: rec.message.clone(),
+                    },
+                    stream.clone(),
+                ));
+            }
+            if e.first.is_none() {
+                e.captures = found.captures;
+                e.first = Some(Occurrence {
+                    stream: stream.clone(),
+                    line: rec.line,
+                    timestamp: rec.timestamp.clone(),
+                });
+            }
+            if !e.attempts.contains(&attempt) {
+                e.attempts.push(attempt);
+            }
+            if !stream.is_empty() && !e.streams.contains(&stream) && e.streams.len() < 64 {
+                e.streams.push(stream.clone());
+            }
+        }
+    }
+
+    /// Matches every extracted failure.
+    pub fn match_failures(&mut self, x: &Extraction, into: &mut Matches) {
+        for f in &x.failures {
+            // Conditions read the kept lines, but also the headlines and frames of the
+            // chain, which outlive the lines: a chain longer than MAX_BLOCK_LINES keeps
+            // its final exception after the last kept line, and a headline joins a
+            // multi-line message. All of them feed the prefilter, or it would miss
+            // what brute force finds (found by tests/integration/hostile.rs, 500 chained exceptions).
+            let headlines: Vec<String> = f.chain.iter().map(|e| e.headline()).collect();
+            let texts = f
+                .lines
+                .iter()
+                .map(|l| l.message.as_str())
+                .chain(std::iter::once(f.headline.as_str()))
+                .chain(headlines.iter().map(String::as_str))
+                .chain(f.chain.iter().flat_map(|e| {
+                    e.frames
+                        .iter()
+                        .flat_map(|fr| [fr.file.as_str(), fr.function.as_str()])
+                }));
+            let cands = self.candidates_of_lines(texts);
+            for s in cands {
+                let sig = &self.library.signatures[s];
+                if let Some(hit) = match_failure_with(sig, s, f, &self.facts) {
+                    into.failures.push(hit);
+                }
+            }
+        }
+    }
+}
+
+/// Evaluates one signature on one failure: the first subject (final exception first)
+/// that satisfies the tree wins.
+pub fn match_failure(
+    sig: &crate::knowledge::signature::Signature,
+    index: usize,
+    f: &Failure,
+) -> Option<FailureHit> {
+    match_failure_with(sig, index, f, &Facts::default())
+}
+
+/// [`match_failure`] with environment facts.
+pub fn match_failure_with(
+    sig: &crate::knowledge::signature::Signature,
+    index: usize,
+    f: &Failure,
+    facts: &Facts,
+) -> Option<FailureHit> {
+    let primary_line = f.primary().map(|e| e.line);
+    for subject in Subject::all(f) {
+        if let Some(found) = evaluate_with(&sig.cond, f, &subject, facts) {
+            let place = match (subject.exception, f.kind) {
+                (Some(e), _) if Some(e.line) == primary_line => Place::PrimaryException,
+                (Some(_), _) => Place::ChainException,
+                (None, FailureKind::Warning) => Place::Warning,
+                (None, _) => Place::FailureLine,
+            };
+            let mut lines = vec![subject.line];
+            for l in found.lines {
+                if !lines.contains(&l) {
+                    lines.push(l);
+                }
+            }
+            return Some(FailureHit {
+                signature: index,
+                failure: f.id,
+                place,
+                captures: found.captures,
+                lines,
+            });
+        }
+    }
+    None
+}
+
+impl Failure {
+    /// A one-line pseudo-failure for matching a loose line.
+    pub fn line_target(rec: &Record, attempt: usize, stream: &str) -> Failure {
+        let occ = Occurrence {
+            stream: stream.to_string(),
+            line: rec.line,
+            timestamp: rec.timestamp.clone(),
+        };
+        Failure {
+            id: 0,
+            kind: FailureKind::Line,
+            attempt,
+            level: rec.level,
+            headline: rec.message.trim().to_string(),
+            preamble: None,
+            chain: Vec::new(),
+            elided_exceptions: 0,
+            raise_site: None,
+            crash_site: None,
+            importing: None,
+            truncated: false,
+            streams: vec![stream.to_string()],
+            count: 1,
+            first: occ.clone(),
+            occurrences: vec![occ],
+            first_in_attempt: false,
+            consequence_of: None,
+            consequence_shape: false,
+            lines: vec![BlockLine {
+                line: rec.line,
+                text: String::new(),
+                message: rec.message.clone(),
+            }],
+            elided_lines: 0,
+        }
+    }
+}

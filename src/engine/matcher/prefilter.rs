@@ -1,0 +1,198 @@
+//! The prefilter: one Aho-Corasick automaton over every atom of the library.
+//!
+//! Atoms are deduplicated; each maps to the signatures that need it. The automaton is
+//! ASCII case-insensitive (atoms are lowercase), so a `(?i)` regex's atoms are found in
+//! any case; a case-sensitive regex may be a false-positive candidate, never a miss.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+
+use crate::engine::extract::shapes;
+use crate::env::parse::GATE_LITERALS;
+
+use crate::knowledge::signature::compile::stream_atoms;
+use crate::knowledge::signature::Library;
+
+type AtomSet = crate::knowledge::signature::atoms::AtomSet;
+
+/// `needle` (lowercase) occurs in `hay`, ASCII case-insensitively.
+fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    n.is_empty() || h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
+}
+
+#[derive(Clone)]
+pub struct Prefilter {
+    /// The atoms, then the literals extraction acts on ([`shapes::message_literals`]) and
+    /// those the environment scanner's gate looks for ([`GATE_LITERALS`]): one automaton
+    /// serves the matcher (pattern ids below `atoms`) and the pipeline's
+    /// fast path (all of them).
+    patterns: Arc<Vec<String>>,
+    atoms: usize,
+    /// Built at once (cheap to build, about half the speed of the DFA).
+    nfa: Option<AhoCorasick>,
+    /// Built by [`Prefilter::upgrade`] or [`Prefilter::upgrade_in_background`] once an
+    /// input proves long enough to repay it; shared by clones.
+    dfa: Arc<OnceLock<Option<AhoCorasick>>>,
+    building: Arc<AtomicBool>,
+    /// Pattern id → signature indices.
+    owners: Vec<Vec<usize>>,
+    /// Signature index → the literals its stream key must contain (see
+    /// [`crate::knowledge::signature::compile::stream_atoms`]); `None`: any stream.
+    stream_gates: Vec<Option<AtomSet>>,
+    /// Pattern id → whether some owner takes any stream.
+    ungated: Vec<bool>,
+}
+
+fn automaton(patterns: &[String], kind: AhoCorasickKind) -> Option<AhoCorasick> {
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .match_kind(MatchKind::Standard)
+        .kind(Some(kind))
+        .build(patterns)
+        .ok()
+}
+
+impl Prefilter {
+    pub fn new(lib: &Library) -> Self {
+        let mut patterns: Vec<String> = Vec::new();
+        let mut owners: Vec<Vec<usize>> = Vec::new();
+        let mut index = std::collections::HashMap::new();
+        for (i, s) in lib.signatures.iter().enumerate() {
+            for a in &s.atoms {
+                let id = *index.entry(a.clone()).or_insert_with(|| {
+                    patterns.push(a.clone());
+                    owners.push(Vec::new());
+                    patterns.len() - 1
+                });
+                if !owners[id].contains(&i) {
+                    owners[id].push(i);
+                }
+            }
+        }
+        let atoms = patterns.len();
+        patterns.extend(shapes::message_literals().map(str::to_string));
+        patterns.extend(GATE_LITERALS.iter().map(|s| s.to_string()));
+        let nfa = automaton(&patterns, AhoCorasickKind::ContiguousNFA)
+            .or_else(|| automaton(&patterns, AhoCorasickKind::NoncontiguousNFA));
+        let stream_gates: Vec<Option<AtomSet>> = lib
+            .signatures
+            .iter()
+            .map(|s| stream_atoms(&s.cond))
+            .collect();
+        let ungated = owners
+            .iter()
+            .map(|o| o.iter().any(|&s| stream_gates[s].is_none()))
+            .collect();
+        Prefilter {
+            patterns: Arc::new(patterns),
+            atoms,
+            nfa,
+            dfa: Arc::new(OnceLock::new()),
+            building: Arc::new(AtomicBool::new(false)),
+            owners,
+            stream_gates,
+            ungated,
+        }
+    }
+
+    /// Builds the DFA (once): worth it for inputs past a few thousand lines, not for a
+    /// short journal, where building it would cost more than the whole scan.
+    pub fn upgrade(&self) {
+        self.dfa
+            .get_or_init(|| automaton(&self.patterns, AhoCorasickKind::DFA));
+    }
+
+    /// Builds the DFA on another thread; [`Prefilter::scanner`] switches to it when it
+    /// is ready (the NFA finds the same matches meanwhile). Once per prefilter and its
+    /// clones; if no thread can be started, the NFA stays.
+    pub fn upgrade_in_background(&self) {
+        if self.dfa.get().is_some() || self.building.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let (patterns, dfa) = (Arc::clone(&self.patterns), Arc::clone(&self.dfa));
+        let _ = std::thread::Builder::new()
+            .name("crashdoc-dfa".into())
+            .spawn(move || {
+                dfa.get_or_init(|| automaton(&patterns, AhoCorasickKind::DFA));
+            });
+    }
+
+    /// The automaton over every pattern: atoms (ids below [`Prefilter::atom_count`]),
+    /// then extraction's literals.
+    pub fn scanner(&self) -> Option<&AhoCorasick> {
+        match self.dfa.get() {
+            Some(Some(d)) => Some(d),
+            _ => self.nfa.as_ref(),
+        }
+    }
+
+    /// How many of the patterns are atoms.
+    pub fn atom_count(&self) -> usize {
+        self.atoms
+    }
+
+    /// The distinct atoms, in library order.
+    pub fn atoms(&self) -> &[String] {
+        &self.patterns[..self.atoms]
+    }
+
+    /// Whether any atom occurs in the text.
+    pub fn any(&self, text: &str) -> bool {
+        self.scanner().is_some_and(|ac| {
+            ac.find_overlapping_iter(text)
+                .any(|m| m.pattern().as_usize() < self.atoms)
+        })
+    }
+
+    /// Adds the signatures whose atoms occur in `text` to `out` (unsorted, may repeat).
+    pub fn candidates(&self, text: &str, out: &mut Vec<usize>) {
+        let Some(ac) = self.scanner() else {
+            return;
+        };
+        for m in ac.find_overlapping_iter(text) {
+            if let Some(o) = self.owners.get(m.pattern().as_usize()) {
+                out.extend_from_slice(o);
+            }
+        }
+    }
+
+    /// Whether a hit of atom `pattern` on a line of stream `key` can make a candidate
+    /// that may be confirmed: false only when every signature owning the atom requires
+    /// a stream whose literals `key` lacks.
+    pub fn open_for(&self, pattern: usize, key: &str) -> bool {
+        if self.ungated.get(pattern).is_none_or(|&u| u) {
+            return true;
+        }
+        self.owners[pattern].iter().any(|&s| {
+            self.stream_gates[s]
+                .as_ref()
+                .is_none_or(|g| g.iter().any(|a| contains_ignore_ascii_case(key, a)))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upgrade_switches_the_scanner_to_a_dfa() {
+        let lib = crate::knowledge::signature::load(&[
+            crate::knowledge::signature::LibrarySource::Builtin,
+        ])
+        .expect("the embedded library");
+        let pf = Prefilter::new(&lib);
+        assert_eq!(
+            pf.scanner().map(|a| a.kind()),
+            Some(AhoCorasickKind::ContiguousNFA)
+        );
+        pf.upgrade();
+        assert_eq!(pf.scanner().map(|a| a.kind()), Some(AhoCorasickKind::DFA));
+        // atoms first, then extraction's literals: candidates come from atoms only
+        assert!(pf.any("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"));
+        assert!(!pf.any("Traceback (most recent call last):"));
+    }
+}

@@ -1,0 +1,20 @@
+//! The engine: one input from bytes to a diagnosis. Imports from [`crate::knowledge`] and
+//! [`crate::env`] only; its stages depend one way, in this order:
+//!
+//! [`ingest`] → [`normalize`] → [`extract`] → [`matcher`] → [`rank`] → [`findings`],
+//! [`diagnosis`] → [`pipeline`] (which wires them for one input).
+
+pub mod ingest;
+
+pub mod normalize;
+
+pub mod extract;
+
+pub mod matcher;
+
+pub mod rank;
+
+pub mod diagnosis;
+pub mod findings;
+
+pub mod pipeline;

@@ -1,0 +1,360 @@
+//! The pipeline for one input: ingest → normalize → extract (+ loose-line matching) →
+//! match failures → rank → diagnosis. One pass over the log; only failures and the
+//! matches of loose lines are kept. Environment reports inside the log (pip list,
+//! collect_env, nvidia-smi…) are read in the same pass ([`crate::env::Scanner`]) and
+//! merged under the facts given with [`Engine::with_facts`] (`--env` files win).
+
+use crate::engine::diagnosis::{BuildOptions, Diagnosis};
+use crate::engine::extract::{ExtractOptions, Extraction, Extractor};
+use crate::engine::ingest::{IngestError, LineReader, RawLine};
+use crate::engine::matcher::{EngineKind, Matcher, Matches, Prefilter};
+use crate::engine::normalize::{self, Level};
+use crate::engine::rank;
+use crate::env::{Facts, Scanner};
+use crate::knowledge::signature::Library;
+
+/// A compiled library with its prefilter, ready for many inputs.
+///
+/// The prefilter's automaton holds the library's atoms and every literal extraction acts
+/// on in a message ([`crate::engine::extract::shapes::message_literals`]) and those the
+/// environment scanner looks for ([`crate::env::parse::GATE_LITERALS`]): it is also the
+/// fast path's scanner. Each line that is valid UTF-8 and reads as the usual
+/// journald/vLLM layers is read with [`normalize::view`], without allocating. Such a
+/// line with no error or warning level, whose message has none of those literals and
+/// whose stream has no block open (blocks are reassembled per stream), cannot start or
+/// continue a failure nor match a signature (the prefilter reads messages only): it is
+/// counted and skipped. Every other line becomes a record: built from the view when
+/// there is one (the same record, without running the layer parsers again), normalized
+/// otherwise. The brute-force engine never skips.
+pub struct Engine<'l> {
+    pub matcher: Matcher<'l>,
+    /// Whether the fast path runs (not for the brute-force engine).
+    fast: bool,
+    /// The stream key of the line at hand (reused, not reallocated).
+    key: String,
+    /// Lines after which the rest of an input is read on a second thread.
+    parallel_after: usize,
+    /// Facts given apart from the log (`--env`).
+    given: Facts,
+}
+
+/// The state of one pass over an input.
+struct PassState {
+    x: Extractor,
+    m: Matches,
+    scan: Scanner,
+    matching: bool,
+}
+
+/// Lines after which an input is long enough to be worth a second thread.
+pub const PARALLEL_AFTER_LINES: usize = 10_000;
+const BATCH_BYTES: usize = 1 << 20;
+const BATCH_LINES: usize = 8192;
+
+/// Lines read ahead by the reading thread, with what the fast path found.
+#[derive(Default)]
+struct Batch {
+    bytes: Vec<u8>,
+    lines: Vec<BatchLine>,
+}
+
+struct BatchLine {
+    number: usize,
+    start: usize,
+    end: usize,
+    truncated: usize,
+    /// What [`Quiet::of`] found, when the reading thread ran it (two lines in three; the
+    /// other thread runs it for the rest).
+    quiet: Option<Option<Quiet>>,
+}
+
+/// What the fast path's stateless half found for a line it may skip: the line is clean,
+/// read by [`normalize::view`], has no warning or error level, and its message has no
+/// literal extraction or the environment scanner acts on, and no atom of a signature
+/// that could take a line of its stream. Whether it is skipped depends on the state:
+/// its stream must have no block open ([`Engine::line`]).
+#[derive(Clone, Copy)]
+struct Quiet {
+    /// The hash of the line's stream key.
+    key_hash: u64,
+    /// The hash of the worker stream's key, when it is a worker's.
+    worker: Option<u64>,
+    /// Where the message starts in the line.
+    message: usize,
+    /// Whether the environment scanner could read the message.
+    env: bool,
+}
+
+impl Quiet {
+    fn of(pf: &Prefilter, text: &str, key: &mut String) -> Option<Quiet> {
+        let v = normalize::view(text)?;
+        if matches!(v.level, Some(l) if l >= Level::Warning) {
+            return None;
+        }
+        let scanner = pf.scanner()?;
+        let atoms = pf.atom_count();
+        if let Some(first) = scanner.find(v.message) {
+            if first.pattern().as_usize() >= atoms {
+                return None;
+            }
+            v.key_into(key);
+            let open = scanner.find_overlapping_iter(v.message).any(|m| {
+                let p = m.pattern().as_usize();
+                p >= atoms || pf.open_for(p, key)
+            });
+            if open {
+                return None;
+            }
+        }
+        let key_hash = v.key_hash();
+        Some(Quiet {
+            key_hash,
+            worker: v.worker.filter(|w| w.contains("Worker")).map(|_| key_hash),
+            message: text.len() - v.message.len(),
+            env: Scanner::may_read_without_literals(v.message),
+        })
+    }
+}
+
+/// Lines after which an input is long enough to repay building the prefilter's DFA (on
+/// another thread: the NFA goes on meanwhile).
+const DFA_AFTER_LINES: usize = 2_000;
+
+impl<'l> Engine<'l> {
+    pub fn new(library: &'l Library, kind: EngineKind) -> Self {
+        Engine {
+            matcher: Matcher::new(library, kind),
+            fast: kind == EngineKind::Prefilter,
+            key: String::new(),
+            parallel_after: PARALLEL_AFTER_LINES,
+            given: Facts::default(),
+        }
+    }
+
+    /// Reads inputs on a second thread after this many lines (tests use 0 to run the
+    /// two-thread path on short logs).
+    pub fn with_parallel_after(mut self, lines: usize) -> Self {
+        self.parallel_after = lines;
+        self
+    }
+
+    /// Uses these environment facts (from `--env` files) for every input.
+    pub fn with_facts(mut self, facts: Facts) -> Self {
+        self.matcher.facts = facts.clone();
+        self.given = facts;
+        self
+    }
+
+    fn extract_options(&self) -> ExtractOptions {
+        ExtractOptions {
+            plumbing: self.matcher.library.plumbing.clone(),
+        }
+    }
+
+    /// Extracts and matches one input.
+    pub fn run(&mut self, reader: &mut LineReader) -> Result<(Extraction, Matches), IngestError> {
+        let (x, m, _) = self.run_with_facts(reader)?;
+        Ok((x, m))
+    }
+
+    /// Extracts and matches one input; also returns the environment facts (the log's
+    /// own reports under the given ones). Loose lines are matched with the facts known
+    /// when they stream by; failures with all of them.
+    pub fn run_with_facts(
+        &mut self,
+        reader: &mut LineReader,
+    ) -> Result<(Extraction, Matches, Facts), IngestError> {
+        self.pass(reader, true)
+    }
+
+    /// Extraction only (`crashdoc extract`).
+    pub fn extract(&mut self, reader: &mut LineReader) -> Result<Extraction, IngestError> {
+        Ok(self.pass(reader, false)?.0)
+    }
+
+    /// The one pass over a log; `matching` off gives extraction only.
+    fn pass(
+        &mut self,
+        reader: &mut LineReader,
+        matching: bool,
+    ) -> Result<(Extraction, Matches, Facts), IngestError> {
+        let mut st = PassState {
+            x: Extractor::new(self.extract_options()),
+            m: Matches::default(),
+            scan: Scanner::new(&format!("{} (log)", reader.name())),
+            matching,
+        };
+        let mut parallel = false;
+        while let Some(raw) = reader.next_raw()? {
+            let number = raw.number;
+            if number == DFA_AFTER_LINES {
+                self.matcher.prefilter().upgrade_in_background();
+            }
+            let pre = if self.fast {
+                let pf = self.matcher.prefilter();
+                raw.clean().and_then(|t| Quiet::of(pf, t, &mut self.key))
+            } else {
+                None
+            };
+            self.line(raw, pre, &mut st);
+            if self.fast && number >= self.parallel_after {
+                parallel = true;
+                break;
+            }
+        }
+        if parallel {
+            self.pass_parallel(reader, &mut st)?;
+        }
+        let PassState { x, mut m, scan, .. } = st;
+        let x = x.finish();
+        let mut facts = scan.finish();
+        facts.merge(self.given.clone());
+        if matching {
+            self.matcher.facts = facts;
+            self.matcher.match_failures(&x, &mut m);
+            crate::engine::matcher::layers::apply(&mut self.matcher, &x, &mut m);
+            facts = std::mem::replace(&mut self.matcher.facts, self.given.clone());
+        }
+        Ok((x, m, facts))
+    }
+
+    /// One line, in order. `pre` is what [`Quiet::of`] found (the fast path's stateless
+    /// half); the stateful half is decided here: the line is skipped when its stream has
+    /// no block open.
+    fn line(&mut self, raw: RawLine<'_>, pre: Option<Quiet>, st: &mut PassState) {
+        let number = raw.number;
+        if let Some(q) = pre {
+            if st.x.idle() || !st.x.stream_busy_hash(q.key_hash) {
+                if q.env || st.scan.in_report() {
+                    if let Some(text) = raw.clean() {
+                        st.scan.push_without_literals(number, &text[q.message..]);
+                    }
+                }
+                st.x.skip_hashed(number, q.worker);
+                return;
+            }
+        }
+        let rec = match raw.clean().and_then(|t| normalize::view(t).map(|v| (t, v))) {
+            Some((text, v)) => v.record(number, text, raw.truncated),
+            None => normalize::normalize(raw.into_line()),
+        };
+        st.scan.push(rec.line, &rec.message);
+        let attempt = st.x.current_attempt();
+        if let Some(loose) = st.x.push(rec) {
+            if st.matching {
+                self.matcher.match_loose(&loose, attempt, &mut st.m);
+            }
+        }
+    }
+
+    /// The rest of a long input on two threads: one reads lines in batches and runs the
+    /// fast path's stateless half ([`Quiet::of`]: view, level, automaton, stream gates)
+    /// on two lines in three; this one runs it on the rest, and takes the lines in order
+    /// for everything that depends on what came before (open blocks, workers,
+    /// environment reports, the full path). The result is the same as on one thread
+    /// (tests run every corpus log both ways); memory stays bounded (a few batches of at
+    /// most 1 MiB plus one line in flight).
+    fn pass_parallel(
+        &mut self,
+        reader: &mut LineReader,
+        st: &mut PassState,
+    ) -> Result<(), IngestError> {
+        // the DFA is built once per engine, in the background, and shared by the clone
+        self.matcher.prefilter().upgrade_in_background();
+        let pf = self.matcher.prefilter().clone();
+        std::thread::scope(|s| {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Batch, IngestError>>(4);
+            s.spawn(move || {
+                let mut key = String::new();
+                loop {
+                    let mut b = Batch::default();
+                    let mut end = false;
+                    while b.bytes.len() < BATCH_BYTES && b.lines.len() < BATCH_LINES {
+                        let raw = match reader.next_raw() {
+                            Ok(Some(raw)) => raw,
+                            Ok(None) => {
+                                end = true;
+                                break;
+                            }
+                            Err(e) => {
+                                let _ = tx.send(Err(e));
+                                return;
+                            }
+                        };
+                        // two lines in three: this thread's share of the stateless work
+                        // (the other thread also does all the stateful work; measured on
+                        // the generated 1 GB log, this split keeps both busy)
+                        let quiet = (b.lines.len() % 3 != 0)
+                            .then(|| raw.clean().and_then(|t| Quiet::of(&pf, t, &mut key)));
+                        let start = b.bytes.len();
+                        b.bytes.extend_from_slice(raw.bytes);
+                        b.lines.push(BatchLine {
+                            number: raw.number,
+                            start,
+                            end: b.bytes.len(),
+                            truncated: raw.truncated,
+                            quiet,
+                        });
+                    }
+                    if tx.send(Ok(b)).is_err() || end {
+                        return;
+                    }
+                }
+            });
+            for b in rx {
+                let b = b?;
+                for l in &b.lines {
+                    let raw = RawLine {
+                        number: l.number,
+                        bytes: &b.bytes[l.start..l.end],
+                        truncated: l.truncated,
+                    };
+                    let quiet = match l.quiet {
+                        Some(q) => q,
+                        None => raw
+                            .clean()
+                            .and_then(|t| Quiet::of(self.matcher.prefilter(), t, &mut self.key)),
+                    };
+                    self.line(raw, quiet, st);
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// The whole diagnosis of one input.
+    pub fn diagnose(
+        &mut self,
+        reader: &mut LineReader,
+        opts: BuildOptions,
+    ) -> Result<Diagnosis, IngestError> {
+        let name = reader.name().to_string();
+        let (x, m, facts) = self.run_with_facts(reader)?;
+        let ranked = rank::aggregate(self.matcher.library, &x, &m);
+        Ok(Diagnosis::build_with_facts(
+            &name,
+            self.matcher.library,
+            x,
+            ranked,
+            opts,
+            facts,
+        ))
+    }
+
+    /// Diagnoses text held in memory (signature examples, tests).
+    pub fn diagnose_text(&mut self, name: &str, text: &str, opts: BuildOptions) -> Diagnosis {
+        let bytes = text.as_bytes().to_vec();
+        LineReader::from_reader(Box::new(std::io::Cursor::new(bytes)), name.to_string())
+            .and_then(|mut r| self.diagnose(&mut r, opts))
+            // reading memory cannot fail; an empty diagnosis is the safe answer if it did
+            .unwrap_or_else(|_| {
+                Diagnosis::build(
+                    name,
+                    self.matcher.library,
+                    Extraction::default(),
+                    Vec::new(),
+                    opts,
+                )
+            })
+    }
+}

@@ -1,0 +1,397 @@
+//! Rank: from confirmed matches to ranked causes, consequences and explained noise.
+//!
+//! Each signature that matched becomes one candidate cause, aggregated over every
+//! failure and line it matched (attempts, streams, occurrences). Its score is the
+//! product of:
+//!
+//! - **place**: the primary exception of the first failure of a crash (1.0) outranks a
+//!   later failure, a chained exception, a one-line failure, a warning and a loose line;
+//! - **severity**: fatal > error > warning;
+//! - **specificity**: regexes with captures count more than keywords;
+//! - **consequence**: a failure the log shows following another one, or a signature
+//!   whose `consequence_of` cause also matched, is folded under that cause instead of
+//!   ranking as one; a consequence whose cause is unknown ranks, discounted;
+//! - plus a small bonus for streams and attempts showing it.
+//!
+//! Benign signatures never rank: they are explained noise. Ties break on the first
+//! line, then the signature id, so the order is deterministic. Confidence is `high`
+//! from 0.75, `medium` from 0.5, else `low`.
+
+pub mod layers;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::engine::extract::{Extraction, Failure};
+use crate::engine::matcher::{Matches, Place};
+use crate::knowledge::signature::model::ConfidenceCap;
+use crate::knowledge::signature::table::Layer;
+use crate::knowledge::signature::{Library, Severity, Signature};
+
+/// How sure a cause is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    Low,
+    Medium,
+    High,
+}
+
+impl Confidence {
+    pub fn of(score: f64) -> Self {
+        if score >= 0.75 {
+            Confidence::High
+        } else if score >= 0.5 {
+            Confidence::Medium
+        } else {
+            Confidence::Low
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confidence::Low => "low",
+            Confidence::Medium => "medium",
+            Confidence::High => "high",
+        }
+    }
+}
+
+/// One line of evidence, by number.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EvidenceLine {
+    pub line: usize,
+    pub text: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub stream: String,
+}
+
+/// A signature's aggregated match, before ordering.
+#[derive(Debug, Clone)]
+pub struct Ranked {
+    pub signature: usize,
+    pub score: f64,
+    pub place: Place,
+    /// Failures it matched (ids), in log order.
+    pub failures: Vec<usize>,
+    pub evidence: Vec<EvidenceLine>,
+    pub captures: BTreeMap<String, String>,
+    pub first_line: usize,
+    pub attempts: BTreeSet<usize>,
+    pub streams: Vec<String>,
+    pub occurrences: usize,
+    /// The cause (signature index) it was folded under, for a consequence.
+    pub folded_under: Option<usize>,
+    /// The layer that found it, when not the signature's own conditions ([`layers`]).
+    pub via: Option<crate::engine::matcher::layers::Via>,
+    /// Folded under a cause that `explains:` it.
+    pub linked: bool,
+}
+
+fn place_weight(p: Place, first: bool, consequence: bool) -> f64 {
+    let base = match p {
+        Place::PrimaryException => 1.0,
+        Place::ChainException => 0.85,
+        Place::FailureLine => 0.8,
+        Place::Warning => 0.65,
+        Place::LooseLine => 0.6,
+    };
+    let order = if first { 1.0 } else { 0.9 };
+    let conseq = if consequence { 0.6 } else { 1.0 };
+    base * order * conseq
+}
+
+fn severity_weight(s: Severity) -> f64 {
+    match s {
+        Severity::Fatal => 1.0,
+        Severity::Error => 0.9,
+        Severity::Warning => 0.75,
+        Severity::Benign => 0.0,
+    }
+}
+
+fn specificity_weight(sig: &Signature) -> f64 {
+    (0.8 + 0.05 * f64::from(sig.specificity)).min(1.0) * layer_weight(&sig.layer)
+}
+
+/// A code table's entry knows the code, not the context: a signature on the same
+/// failure is more specific and ranks first.
+fn layer_weight(layer: &Layer) -> f64 {
+    match layer {
+        Layer::Signature => 1.0,
+        Layer::Table(_) => 0.85,
+        Layer::Fallback => 1.0,
+    }
+}
+
+/// The highest score a signature's confidence cap allows (just under the next level).
+fn score_cap(cap: Option<ConfidenceCap>) -> f64 {
+    match cap {
+        Some(ConfidenceCap::Low) => 0.49,
+        Some(ConfidenceCap::Medium) => 0.74,
+        Some(ConfidenceCap::High) | None => 1.0,
+    }
+}
+
+/// Evidence lines kept per cause.
+pub const MAX_EVIDENCE: usize = 8;
+
+/// Aggregates and scores every matched signature.
+pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
+    let by_id: BTreeMap<usize, &Failure> = x.failures.iter().map(|f| (f.id, f)).collect();
+    let mut out: BTreeMap<usize, Ranked> = BTreeMap::new();
+    for h in &m.failures {
+        let Some(f) = by_id.get(&h.failure) else {
+            continue;
+        };
+        let sig = &lib.signatures[h.signature];
+        let w = place_weight(h.place, f.first_in_attempt, f.consequence_of.is_some());
+        let score = w * severity_weight(sig.severity) * specificity_weight(sig);
+        let r = out.entry(h.signature).or_insert_with(|| Ranked {
+            signature: h.signature,
+            score: 0.0,
+            place: h.place,
+            failures: Vec::new(),
+            evidence: Vec::new(),
+            captures: BTreeMap::new(),
+            first_line: f.first.line,
+            attempts: BTreeSet::new(),
+            streams: Vec::new(),
+            occurrences: 0,
+            folded_under: None,
+            via: None,
+            linked: false,
+        });
+        if score > r.score {
+            r.score = score;
+            r.place = h.place;
+        }
+        if r.captures.is_empty() {
+            r.captures = h.captures.clone();
+        }
+        r.failures.push(f.id);
+        r.first_line = r.first_line.min(f.first.line);
+        r.attempts.insert(f.attempt);
+        r.occurrences += f.count;
+        for s in &f.streams {
+            if !r.streams.contains(s) {
+                r.streams.push(s.clone());
+            }
+        }
+        for &l in &h.lines {
+            if r.evidence.len() >= MAX_EVIDENCE || r.evidence.iter().any(|e| e.line == l) {
+                continue;
+            }
+            if let Some(bl) = f.lines.iter().find(|b| b.line == l) {
+                r.evidence.push(EvidenceLine {
+                    line: l,
+                    text: bl.text.clone(),
+                    stream: f.first.stream.clone(),
+                });
+            }
+        }
+    }
+    for (&s, lh) in &m.loose {
+        let sig = &lib.signatures[s];
+        let score = place_weight(Place::LooseLine, false, false)
+            * severity_weight(sig.severity)
+            * specificity_weight(sig);
+        let first_line = lh.first.as_ref().map_or(0, |o| o.line);
+        let r = out.entry(s).or_insert_with(|| Ranked {
+            signature: s,
+            score: 0.0,
+            place: Place::LooseLine,
+            failures: Vec::new(),
+            evidence: Vec::new(),
+            captures: lh.captures.clone(),
+            first_line,
+            attempts: BTreeSet::new(),
+            streams: Vec::new(),
+            occurrences: 0,
+            folded_under: None,
+            via: None,
+            linked: false,
+        });
+        if score > r.score {
+            r.score = score;
+            r.place = Place::LooseLine;
+        }
+        if r.captures.is_empty() {
+            r.captures = lh.captures.clone();
+        }
+        r.first_line = r.first_line.min(first_line);
+        r.occurrences += lh.count;
+        r.attempts.extend(lh.attempts.iter().copied());
+        for st in &lh.streams {
+            if !r.streams.contains(st) {
+                r.streams.push(st.clone());
+            }
+        }
+        for (bl, stream) in &lh.evidence {
+            if r.evidence.len() < MAX_EVIDENCE && !r.evidence.iter().any(|e| e.line == bl.line) {
+                r.evidence.push(EvidenceLine {
+                    line: bl.line,
+                    text: bl.text.clone(),
+                    stream: stream.clone(),
+                });
+            }
+        }
+    }
+    let mut ranked: Vec<Ranked> = out.into_values().collect();
+    for r in &mut ranked {
+        r.evidence.sort_by_key(|e| e.line);
+        // several streams or attempts showing the same failure make it surer
+        let spread = (r.streams.len().saturating_sub(1) as f64 * 0.01).min(0.03)
+            + (r.attempts.len().saturating_sub(1) as f64 * 0.02).min(0.04);
+        let cap = score_cap(lib.signatures[r.signature].max_confidence);
+        r.score = (r.score + spread).min(1.0).min(cap);
+    }
+    fold_refined_codes(lib, &mut ranked);
+    fold_consequences(lib, x, &mut ranked);
+    layers::apply(lib, m, &mut ranked);
+    ranked
+}
+
+/// A code table's entry whose every evidence line is also evidence of a signature (one
+/// that refines the code in context) folds under that signature: the same lines are
+/// one failure, explained once.
+fn fold_refined_codes(lib: &Library, ranked: &mut [Ranked]) {
+    for i in 0..ranked.len() {
+        let r = &ranked[i];
+        if r.folded_under.is_some()
+            || r.evidence.is_empty()
+            || !matches!(lib.signatures[r.signature].layer, Layer::Table(_))
+        {
+            continue;
+        }
+        let refining = ranked.iter().position(|o| {
+            let s = &lib.signatures[o.signature];
+            o.signature != r.signature
+                && s.layer == Layer::Signature
+                && s.severity != Severity::Benign
+                && r.evidence
+                    .iter()
+                    .all(|e| o.evidence.iter().any(|oe| oe.line == e.line))
+        });
+        let Some(o) = refining else {
+            continue;
+        };
+        let code = ranked[i].signature;
+        // the refining signature may have been folded under this code entry (it follows
+        // the same failure): the signature is the cause, the code entry goes under it
+        if ranked[o].folded_under == Some(code) {
+            ranked[o].folded_under = None;
+        }
+        ranked[i].folded_under = Some(ranked[o].folded_under.unwrap_or(ranked[o].signature));
+    }
+}
+
+/// Folds consequences under their causes (see the module docs).
+fn fold_consequences(lib: &Library, x: &Extraction, ranked: &mut [Ranked]) {
+    let by_id: BTreeMap<usize, &Failure> = x.failures.iter().map(|f| (f.id, f)).collect();
+    // which signatures explain each failure (non-benign only)
+    let mut explains: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for r in ranked.iter() {
+        if lib.signatures[r.signature].severity == Severity::Benign || r.folded_under.is_some() {
+            continue;
+        }
+        for &f in &r.failures {
+            explains.entry(f).or_default().push(r.signature);
+        }
+    }
+    let present: BTreeSet<usize> = ranked
+        .iter()
+        .filter(|r| lib.signatures[r.signature].severity != Severity::Benign)
+        .filter(|r| r.folded_under.is_none())
+        .map(|r| r.signature)
+        .collect();
+    let index_of = |id: &str| lib.signatures.iter().position(|s| s.id == id);
+    let mut folds: Vec<(usize, usize)> = Vec::new();
+    for (i, r) in ranked.iter().enumerate() {
+        let sig = &lib.signatures[r.signature];
+        if sig.severity == Severity::Benign || r.folded_under.is_some() {
+            continue;
+        }
+        // (a) the signature names its causes and one of them matched
+        let by_link = sig
+            .consequence_of
+            .iter()
+            .filter_map(|c| index_of(c))
+            .find(|c| present.contains(c) && *c != r.signature);
+        // (b) every failure it matched follows a failure another signature explains
+        let by_order = if r.failures.is_empty() {
+            None
+        } else {
+            let mut cause = None;
+            let mut all = true;
+            for fid in &r.failures {
+                let root = by_id.get(fid).and_then(|f| f.consequence_of);
+                match root
+                    .and_then(|root| explains.get(&root))
+                    .and_then(|v| v.iter().find(|&&s| s != r.signature))
+                {
+                    Some(&s) => cause = cause.or(Some(s)),
+                    None => {
+                        all = false;
+                        break;
+                    }
+                }
+            }
+            if all {
+                cause
+            } else {
+                None
+            }
+        };
+        if let Some(c) = by_link.or(by_order) {
+            folds.push((i, c));
+        }
+    }
+    for (i, c) in folds {
+        ranked[i].folded_under = Some(c);
+    }
+    // a consequence folded under a cause that is itself folded goes to the root
+    for i in 0..ranked.len() {
+        let mut seen = 0;
+        while let Some(c) = ranked[i].folded_under {
+            let next = ranked
+                .iter()
+                .find(|r| r.signature == c)
+                .and_then(|r| r.folded_under);
+            match next {
+                Some(n) if n != ranked[i].signature && seen < 8 => {
+                    ranked[i].folded_under = Some(n);
+                    seen += 1;
+                }
+                Some(_) => {
+                    ranked[i].folded_under = None;
+                    break;
+                }
+                None => break,
+            }
+        }
+    }
+    // a consequence of an unknown cause is discounted
+    for r in ranked.iter_mut() {
+        let sig = &lib.signatures[r.signature];
+        if r.folded_under.is_none() && !sig.consequence_of.is_empty() {
+            r.score *= 0.75;
+        }
+    }
+}
+
+/// Deterministic order: score, then first line, then id.
+pub fn order(lib: &Library, ranked: &mut [Ranked]) {
+    ranked.sort_by(|a, b| {
+        b.score
+            .partial_cmp(&a.score)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.first_line.cmp(&b.first_line))
+            .then(
+                lib.signatures[a.signature]
+                    .id
+                    .cmp(&lib.signatures[b.signature].id),
+            )
+    });
+}

@@ -1,0 +1,19 @@
+//! Knowledge: what crashdoc knows, as files and as compiled data. Imports nothing from
+//! the layers above it.
+//!
+//! - [`signature`]: failure signatures (file model, compile, atoms, templates, load,
+//!   located diagnostics);
+//! - [`rules`]: compatibility rules on environments;
+//! - [`cond`]: conditions on facts (file model, compiled form, three-valued logic);
+//! - [`vars`]: the `{{env.…}}` variables templates may use;
+//! - [`failure_kind`]: the failure shapes a signature's `kind:` names;
+//! - [`version`]: package names and versions (PEP 503 / PEP 440);
+//! - [`text`]: text shown to a person (escaping, clipping).
+
+pub mod cond;
+pub mod failure_kind;
+pub mod rules;
+pub mod signature;
+pub mod text;
+pub mod vars;
+pub mod version;

@@ -1,0 +1,559 @@
+//! Compile: a serialized [`SignatureFile`] into a runtime [`Signature`].
+//!
+//! Compilation validates everything the matcher relies on, each problem located in the
+//! file: the id's shape and that it equals the file name, every regex (syntax and the
+//! size limit), every `kind`, every template (syntax, and that each variable is a
+//! capture of the signature or a context value), and that the signature yields atoms.
+
+use std::collections::BTreeMap;
+
+use regex::RegexBuilder;
+use regex_syntax::ast::{self, Ast};
+
+use super::atoms::{self, AtomSet};
+use super::error::{Code, Diagnostic};
+use super::lazy::{could_be_big, LazyRegex};
+use super::model::{self, Category, Severity, SignatureFile, Text};
+use super::template::Template;
+use crate::knowledge::failure_kind::FailureKind;
+
+/// Compiled size limit of one regex (bytes of the regex engine's program).
+pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+/// Values the engine knows from the log besides captures.
+/// (`env.*` values of the environment are accepted too: see [`crate::knowledge::vars`].)
+pub const CONTEXT_VARIABLES: &[&str] = &["unit"];
+
+/// A compiled condition.
+#[derive(Debug, Clone)]
+pub enum Cond {
+    Message(LazyRegex),
+    Contains(String),
+    Exception(String),
+    Text(LazyRegex),
+    Frame {
+        file: Option<LazyRegex>,
+        function: Option<LazyRegex>,
+    },
+    Kind(FailureKind),
+    Stream(LazyRegex),
+    /// A condition on environment facts (three-valued).
+    Fact(crate::knowledge::cond::Fact),
+    All(Vec<Cond>),
+    Any(Vec<Cond>),
+    Not(Box<Cond>),
+}
+
+/// A compiled remediation step.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub description: String,
+    pub command: Option<Template>,
+    pub when: Option<String>,
+    /// Fact condition (see [`crate::knowledge::cond`]).
+    pub condition: Option<crate::knowledge::cond::FactCond>,
+}
+
+/// A signature ready for matching.
+#[derive(Debug, Clone)]
+pub struct Signature {
+    pub id: String,
+    pub title: String,
+    pub category: Category,
+    pub severity: Severity,
+    pub projects: Vec<String>,
+    pub tags: Vec<String>,
+    pub consequence_of: Vec<String>,
+    pub cond: Cond,
+    /// Any one of these occurs in a failure this signature matches (lowercase).
+    pub atoms: AtomSet,
+    pub explain: String,
+    /// Environment-dependent sentences of the explanation.
+    pub explain_env: Vec<(Option<crate::knowledge::cond::FactCond>, String)>,
+    pub remediation: Vec<Step>,
+    pub references: Vec<String>,
+    pub examples: model::Examples,
+    /// The file it was loaded from.
+    pub file: String,
+    /// Full-match patterns of the named captures, for checking values before they enter
+    /// a command.
+    pub capture_patterns: BTreeMap<String, LazyRegex>,
+    /// How specific the conditions are (regexes with captures count most).
+    pub specificity: u32,
+    /// Which layer of knowledge it comes from (a signature file, a code table).
+    pub layer: super::table::Layer,
+    /// The highest confidence it may be given.
+    pub max_confidence: Option<model::ConfidenceCap>,
+    /// The capture holding the inner error this message wraps ([`crate::layers`]).
+    pub wraps: Option<String>,
+    /// Ids of the later failures this one explains.
+    pub explains: Vec<String>,
+}
+
+impl Signature {
+    /// Every regex of the signature: its conditions' and its captures' full-match
+    /// patterns (built on first use, see [`crate::knowledge::signature::lazy`]).
+    pub fn regexes(&self) -> Vec<&LazyRegex> {
+        fn walk<'a>(c: &'a Cond, out: &mut Vec<&'a LazyRegex>) {
+            match c {
+                Cond::Message(r) | Cond::Text(r) | Cond::Stream(r) => out.push(r),
+                Cond::Frame { file, function } => out.extend(file.iter().chain(function.iter())),
+                Cond::All(v) | Cond::Any(v) => v.iter().for_each(|c| walk(c, out)),
+                Cond::Not(c) => walk(c, out),
+                Cond::Contains(_) | Cond::Exception(_) | Cond::Kind(_) | Cond::Fact(_) => {}
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.cond, &mut out);
+        out.extend(self.capture_patterns.values());
+        out
+    }
+}
+
+struct Ctx<'a> {
+    file: &'a str,
+    source: &'a str,
+    errors: Vec<Diagnostic>,
+    captures: BTreeMap<String, LazyRegex>,
+    specificity: u32,
+}
+
+impl Ctx<'_> {
+    fn err(&mut self, code: Code, at: &Text, msg: String) {
+        let d = Diagnostic::new(code, self.file, msg).at(
+            self.source,
+            at.referenced.line() as usize,
+            at.referenced.column() as usize,
+        );
+        self.errors.push(d);
+    }
+
+    fn regex(&mut self, t: &Text) -> Option<LazyRegex> {
+        let pat = t.value.as_str();
+        // One parse serves the syntax check (the regex engine's own parser, so the same
+        // errors), the captures, the size estimate and the atoms.
+        let parsed = match ast::parse::Parser::new().parse(pat) {
+            Ok(a) => a,
+            Err(e) => {
+                self.invalid_regex(t, &regex_syntax::Error::from(e).to_string());
+                return None;
+            }
+        };
+        let hir = match regex_syntax::hir::translate::Translator::new().translate(pat, &parsed) {
+            Ok(h) => h,
+            Err(e) => {
+                self.invalid_regex(t, &regex_syntax::Error::from(e).to_string());
+                return None;
+            }
+        };
+        let re = if could_be_big(&hir, REGEX_SIZE_LIMIT) {
+            match RegexBuilder::new(pat).size_limit(REGEX_SIZE_LIMIT).build() {
+                Ok(re) => LazyRegex::built(re, REGEX_SIZE_LIMIT),
+                Err(regex::Error::CompiledTooBig(n)) => {
+                    self.err(
+                        Code::E005,
+                        t,
+                        format!("regex is too big once compiled (limit {n} bytes); split it or make it narrower"),
+                    );
+                    return None;
+                }
+                Err(e) => {
+                    self.invalid_regex(t, &e.to_string());
+                    return None;
+                }
+            }
+        } else {
+            LazyRegex::deferred(pat, REGEX_SIZE_LIMIT)
+        };
+        self.collect_captures(pat, &parsed);
+        let has_captures = hir.properties().explicit_captures_len() > 0;
+        self.specificity += 2 + u32::from(has_captures);
+        Some(re.with_atoms(atoms::necessary(&hir)))
+    }
+
+    fn invalid_regex(&mut self, t: &Text, msg: &str) {
+        let detail = msg.lines().last().unwrap_or(msg).trim().to_string();
+        let pat = t.value.as_str();
+        self.err(Code::E005, t, format!("invalid regex `{pat}`: {detail}"));
+    }
+
+    fn collect_captures(&mut self, pat: &str, parsed: &Ast) {
+        let ci = pat.starts_with("(?i)");
+        let mut stack = vec![parsed];
+        while let Some(a) = stack.pop() {
+            match a {
+                Ast::Group(g) => {
+                    if let ast::GroupKind::CaptureName { name, .. } = &g.kind {
+                        let sub = &pat[g.ast.span().start.offset..g.ast.span().end.offset];
+                        let full = format!("{}^(?:{sub})$", if ci { "(?i)" } else { "" });
+                        if regex_syntax::ParserBuilder::new()
+                            .build()
+                            .parse(&full)
+                            .is_ok()
+                        {
+                            self.captures
+                                .entry(name.name.clone())
+                                .or_insert_with(|| LazyRegex::deferred(&full, REGEX_SIZE_LIMIT));
+                        }
+                    }
+                    stack.push(&g.ast);
+                }
+                Ast::Concat(c) => stack.extend(c.asts.iter()),
+                Ast::Alternation(c) => stack.extend(c.asts.iter()),
+                Ast::Repetition(r) => stack.push(&r.ast),
+                _ => {}
+            }
+        }
+    }
+
+    fn cond(&mut self, c: &model::Condition) -> Option<Cond> {
+        use model::Condition as C;
+        Some(match c {
+            C::Message(t) => Cond::Message(self.regex(t)?),
+            C::Text(t) => Cond::Text(self.regex(t)?),
+            C::Stream(t) => Cond::Stream(self.regex(t)?),
+            C::Contains(t) => {
+                self.specificity += 1;
+                Cond::Contains(t.value.clone())
+            }
+            C::Exception(t) => {
+                let name = t.value.trim();
+                if name.is_empty() || name.contains(char::is_whitespace) {
+                    self.err(
+                        Code::E009,
+                        t,
+                        format!("`{}` is not an exception type name", t.value),
+                    );
+                    return None;
+                }
+                self.specificity += 1;
+                Cond::Exception(name.to_string())
+            }
+            C::Kind(t) => match FailureKind::parse(t.value.trim()) {
+                Some(k) => Cond::Kind(k),
+                None => {
+                    self.err(
+                        Code::E009,
+                        t,
+                        format!(
+                            "unknown failure kind `{}` (one of: {})",
+                            t.value,
+                            FailureKind::ALL.join(", ")
+                        ),
+                    );
+                    return None;
+                }
+            },
+            C::Frame(f) => {
+                let file = match &f.file {
+                    Some(t) => Some(self.regex(t)?),
+                    None => None,
+                };
+                let function = match &f.function {
+                    Some(t) => Some(self.regex(t)?),
+                    None => None,
+                };
+                Cond::Frame { file, function }
+            }
+            C::Package(p) => self.fact(&p.name, crate::knowledge::cond::compile_package(p))?,
+            C::GpuCapability(t) => {
+                self.fact(t, crate::knowledge::cond::compile_gpu_capability(t))?
+            }
+            C::Driver(t) => self.fact(t, crate::knowledge::cond::compile_driver(t))?,
+            C::TorchCuda(t) => self.fact(t, crate::knowledge::cond::compile_torch_cuda(t))?,
+            C::All(v) => Cond::All(self.conds(v)?),
+            C::Any(v) => Cond::Any(self.conds(v)?),
+            C::Not(b) => Cond::Not(Box::new(self.cond(b)?)),
+        })
+    }
+
+    fn fact(
+        &mut self,
+        at: &Text,
+        r: Result<crate::knowledge::cond::Fact, crate::knowledge::cond::CondError>,
+    ) -> Option<Cond> {
+        match r {
+            Ok(f) => Some(Cond::Fact(f)),
+            Err(e) => {
+                self.cond_error(at, e);
+                None
+            }
+        }
+    }
+
+    fn cond_error(&mut self, at: &Text, e: crate::knowledge::cond::CondError) {
+        let (line, col) = if e.line > 0 {
+            (e.line, e.column)
+        } else {
+            (
+                at.referenced.line() as usize,
+                at.referenced.column() as usize,
+            )
+        };
+        self.errors
+            .push(Diagnostic::new(Code::E014, self.file, e.message).at(self.source, line, col));
+    }
+
+    /// A fact condition tree of a step or a note (`if:`).
+    fn fact_tree(
+        &mut self,
+        at: &Text,
+        c: &Option<crate::knowledge::cond::FactCondition>,
+    ) -> Option<crate::knowledge::cond::FactCond> {
+        let c = c.as_ref()?;
+        let mut errs = Vec::new();
+        let out = crate::knowledge::cond::compile(c, &mut errs);
+        for e in errs {
+            self.cond_error(at, e);
+        }
+        out
+    }
+
+    fn conds(&mut self, v: &[model::Condition]) -> Option<Vec<Cond>> {
+        let mut out = Vec::with_capacity(v.len());
+        let mut ok = true;
+        for c in v {
+            match self.cond(c) {
+                Some(c) => out.push(c),
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+}
+
+/// The necessary atoms of a compiled condition tree.
+pub fn cond_atoms(c: &Cond) -> Option<AtomSet> {
+    match c {
+        Cond::Message(re) | Cond::Text(re) => regex_atoms(re),
+        Cond::Frame { file, function } => {
+            let a = file.as_ref().and_then(regex_atoms);
+            let b = function.as_ref().and_then(regex_atoms);
+            match (a, b) {
+                (Some(a), Some(b)) => Some(if atoms::strength(&a) >= atoms::strength(&b) {
+                    a
+                } else {
+                    b
+                }),
+                (a, b) => a.or(b),
+            }
+        }
+        Cond::Contains(s) | Cond::Exception(s) => atoms::of_literal(s),
+        Cond::Kind(_) | Cond::Stream(_) | Cond::Not(_) | Cond::Fact(_) => None,
+        Cond::All(v) => v.iter().filter_map(cond_atoms).max_by_key(atoms::strength),
+        Cond::Any(v) => {
+            let mut all = Vec::new();
+            for c in v {
+                for a in cond_atoms(c)? {
+                    if !all.contains(&a) {
+                        all.push(a);
+                    }
+                }
+            }
+            Some(all)
+        }
+    }
+}
+
+/// The necessary literals of the stream key a condition tree requires: those of a
+/// `stream:` regex that must hold (the tree itself, or a child of a top-level `all`).
+/// A line whose stream key has none of them (ASCII case-insensitively) cannot match.
+pub fn stream_atoms(c: &Cond) -> Option<AtomSet> {
+    match c {
+        Cond::Stream(re) => regex_atoms(re),
+        Cond::All(v) => v.iter().find_map(|c| match c {
+            Cond::Stream(re) => regex_atoms(re),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+fn regex_atoms(re: &LazyRegex) -> Option<AtomSet> {
+    re.atoms().cloned()
+}
+
+/// Parses a remediation command template, reporting (E007, located at the value) a
+/// syntax error or each variable `unknown` has a message for. Shared by signatures and
+/// compatibility rules, which differ only in the variables they know.
+pub(crate) fn command_template(
+    t: &Text,
+    file: &str,
+    source: &str,
+    errors: &mut Vec<Diagnostic>,
+    unknown: impl Fn(&str) -> Option<String>,
+) -> Option<Template> {
+    let (line, column) = (t.referenced.line() as usize, t.referenced.column() as usize);
+    match Template::parse(&t.value) {
+        Ok(tpl) => {
+            for v in tpl.variables() {
+                if let Some(msg) = unknown(v) {
+                    errors.push(Diagnostic::new(Code::E007, file, msg).at(source, line, column));
+                }
+            }
+            Some(tpl)
+        }
+        Err(e) => {
+            let msg = format!("bad command template at offset {}: {}", e.offset, e.message);
+            errors.push(Diagnostic::new(Code::E007, file, msg).at(source, line, column));
+            None
+        }
+    }
+}
+
+/// Whether an id is kebab-case: lowercase ASCII letters and digits in dash-separated words.
+pub fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 80
+        && id.split('-').all(|w| {
+            !w.is_empty()
+                && w.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
+}
+
+/// Compiles one parsed file. `stem` is the file name without `.yaml`.
+pub fn compile(
+    f: &SignatureFile,
+    file: &str,
+    source: &str,
+    stem: &str,
+) -> Result<Signature, Vec<Diagnostic>> {
+    let mut cx = Ctx {
+        file,
+        source,
+        errors: Vec::new(),
+        captures: BTreeMap::new(),
+        specificity: 0,
+    };
+    let id = f.id.value.clone();
+    if !valid_id(&id) {
+        cx.err(
+            Code::E002,
+            &f.id,
+            format!("id `{id}` is not kebab-case (lowercase letters, digits and single dashes)"),
+        );
+    } else if id != stem {
+        cx.err(
+            Code::E003,
+            &f.id,
+            format!("id `{id}` does not match the file name `{stem}.yaml`"),
+        );
+    }
+    let cond = cx.cond(&f.condition);
+    let explicit: Vec<String> = f
+        .atoms
+        .iter()
+        .map(|a| a.value.to_ascii_lowercase())
+        .collect();
+    for a in &f.atoms {
+        if a.value.len() < atoms::MIN_ATOM_LEN {
+            cx.err(
+                Code::E006,
+                a,
+                format!(
+                    "atom `{}` is shorter than {} characters",
+                    a.value,
+                    atoms::MIN_ATOM_LEN
+                ),
+            );
+        }
+    }
+    let atoms = if !explicit.is_empty() {
+        Some(explicit)
+    } else {
+        cond.as_ref().and_then(cond_atoms)
+    };
+    if cond.is_some() && atoms.is_none() {
+        cx.err(
+            Code::E006,
+            &f.id,
+            "no usable atom: no condition yields a literal of 3 or more characters that every match must contain; add a `message`/`text` regex with a literal part, an `exception`, or give `atoms:`".to_string(),
+        );
+    }
+    let mut remediation = Vec::new();
+    for s in &f.remediation {
+        let command = s.command.as_ref().and_then(|t| {
+            command_template(t, file, source, &mut cx.errors, |v| {
+                if cx.captures.contains_key(v)
+                    || CONTEXT_VARIABLES.contains(&v)
+                    || crate::knowledge::vars::is_known(v)
+                {
+                    return None;
+                }
+                let known: Vec<&str> = cx
+                    .captures
+                    .keys()
+                    .map(String::as_str)
+                    .chain(CONTEXT_VARIABLES.iter().copied())
+                    .collect();
+                Some(format!("template variable `{v}` is not a capture of this signature nor a context value (known: {}, {})", known.join(", "), crate::knowledge::vars::known_list()))
+            })
+        });
+        let at = s.command.as_ref().unwrap_or(&f.id);
+        let condition = cx.fact_tree(at, &s.condition);
+        remediation.push(Step {
+            description: s.description.clone(),
+            command,
+            when: s.when.clone(),
+            condition,
+        });
+    }
+    let mut explain_env = Vec::new();
+    for n in &f.explain_env {
+        for v in crate::knowledge::vars::prose_variables(&n.text) {
+            if !crate::knowledge::vars::is_known(&v) {
+                cx.err(
+                    Code::E007,
+                    &f.id,
+                    format!(
+                        "explain_env variable `{v}` is not an environment value (known: {})",
+                        crate::knowledge::vars::known_list()
+                    ),
+                );
+            }
+        }
+        let c = cx.fact_tree(&f.id, &n.condition);
+        explain_env.push((c, n.text.trim().to_string()));
+    }
+    if let Some(w) = &f.wraps {
+        if !cx.captures.contains_key(&w.value) {
+            let msg = format!(
+                "wraps names `{}`, which is not a capture of the match",
+                w.value
+            );
+            cx.err(Code::E017, w, msg);
+        }
+    }
+    let (layer, max_confidence) = if f.fallback {
+        let cap = Some(model::ConfidenceCap::Low);
+        (super::table::Layer::Fallback, cap)
+    } else {
+        (super::table::Layer::Signature, f.max_confidence)
+    };
+    match (cond, atoms) {
+        (Some(cond), Some(atoms)) if cx.errors.is_empty() => Ok(Signature {
+            id,
+            title: f.title.clone(),
+            category: f.category,
+            severity: f.severity,
+            projects: f.projects.clone(),
+            tags: f.tags.clone(),
+            consequence_of: f.consequence_of.iter().map(|t| t.value.clone()).collect(),
+            cond,
+            atoms,
+            explain: f.explain.trim().to_string(),
+            explain_env,
+            remediation,
+            references: f.references.clone(),
+            examples: f.examples.clone(),
+            file: file.to_string(),
+            capture_patterns: cx.captures,
+            specificity: cx.specificity,
+            layer,
+            max_confidence,
+            wraps: f.wraps.as_ref().map(|w| w.value.clone()),
+            explains: f.explains.iter().map(|t| t.value.clone()).collect(),
+        }),
+        _ => Err(cx.errors),
+    }
+}

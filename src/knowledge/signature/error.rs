@@ -1,0 +1,236 @@
+//! Located, coded diagnostics for signature files (in the manner of yara-x).
+//!
+//! Every problem the loader, the compiler or the linter finds is a [`Diagnostic`]: a
+//! code, the file, the line and column of the offending text, a message and the source
+//! line with a caret. Codes are stable and documented in CONTRIBUTING.md.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// A problem's severity: errors stop the library from loading, warnings are lint advice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Warning,
+    Error,
+}
+
+/// Every diagnostic code: stable, documented in CONTRIBUTING.md (a test compares the
+/// table there with [`Code::ALL`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Code {
+    E001,
+    E002,
+    E003,
+    E004,
+    E005,
+    E006,
+    E007,
+    E008,
+    E009,
+    E010,
+    E011,
+    E013,
+    E014,
+    E015,
+    E016,
+    E017,
+    W001,
+    W002,
+    W003,
+    W004,
+    W005,
+    W006,
+}
+
+impl Code {
+    pub const ALL: [Code; 22] = [
+        Code::E001,
+        Code::E002,
+        Code::E003,
+        Code::E004,
+        Code::E005,
+        Code::E006,
+        Code::E007,
+        Code::E008,
+        Code::E009,
+        Code::E010,
+        Code::E011,
+        Code::E013,
+        Code::E014,
+        Code::E015,
+        Code::E016,
+        Code::E017,
+        Code::W001,
+        Code::W002,
+        Code::W003,
+        Code::W004,
+        Code::W005,
+        Code::W006,
+    ];
+
+    /// `E001`…
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::E001 => "E001",
+            Code::E002 => "E002",
+            Code::E003 => "E003",
+            Code::E004 => "E004",
+            Code::E005 => "E005",
+            Code::E006 => "E006",
+            Code::E007 => "E007",
+            Code::E008 => "E008",
+            Code::E009 => "E009",
+            Code::E010 => "E010",
+            Code::E011 => "E011",
+            Code::E013 => "E013",
+            Code::E014 => "E014",
+            Code::E015 => "E015",
+            Code::E016 => "E016",
+            Code::E017 => "E017",
+            Code::W001 => "W001",
+            Code::W002 => "W002",
+            Code::W003 => "W003",
+            Code::W004 => "W004",
+            Code::W005 => "W005",
+            Code::W006 => "W006",
+        }
+    }
+
+    /// Errors stop a library from loading; warnings are lint advice.
+    pub fn level(self) -> Level {
+        if self.as_str().starts_with('E') {
+            Level::Error
+        } else {
+            Level::Warning
+        }
+    }
+
+    /// What the code means (the documentation table's text).
+    pub fn title(self) -> &'static str {
+        match self {
+            Code::E001 => "YAML syntax, an unknown or missing field, a wrong type, the YAML budget exceeded, not UTF-8",
+            Code::E002 => "the id is not kebab-case",
+            Code::E003 => "the id does not equal the file name",
+            Code::E004 => "duplicate id (another file, or the embedded library, defines it)",
+            Code::E005 => "invalid regex, or a regex too big once compiled",
+            Code::E006 => "no usable atom (no literal of 3+ characters every match must contain), or a given atom shorter than 3",
+            Code::E007 => "bad command template, or a `{{variable}}` that is neither a capture nor a context value (`unit`)",
+            Code::E008 => "`consequence_of` names a signature no loaded library defines",
+            Code::E009 => "an `exception:` that is not a type name, or an unknown `kind:`",
+            Code::E010 => "a file that is not a signature in a library folder",
+            Code::E011 => "a file larger than 1 MiB",
+            Code::E013 => "a folder or file that cannot be read",
+            Code::E014 => "a fact condition that does not compile (a bad version specifier, package name or table row)",
+            Code::E015 => "a rule without `references:`, or without examples it must `fail` and `pass`",
+            Code::E016 => "a code-table entry that no rendering of its table applies to (its keys name no rendering's placeholders)",
+            Code::E017 => "`wraps:` names no capture of the signature's match",
+            Code::W001 => "weak atom: shorter than 5 characters, or one of the common tokens below",
+            Code::W002 => "capture never used: inside `not:` (never yields a value), or a name an earlier regex of an `all:` already captures (the first value wins)",
+            Code::W003 => "no `references:`",
+            Code::W004 => "no positive example",
+            Code::W005 => "a Unicode class (`\\d`, `\\w`, `\\b`…) where ASCII (`[0-9]`, `[A-Za-z0-9_]`, `(?-u:\\b)`) would do",
+            Code::W006 => "the file does not start with the `yaml-language-server` modeline",
+        }
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for Code {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// One located problem.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    pub level: Level,
+    /// `E001`… for errors, `W001`… for lint warnings.
+    pub code: Code,
+    pub file: String,
+    /// 1-based; 0 when unknown.
+    pub line: usize,
+    /// 1-based; 0 when unknown.
+    pub column: usize,
+    pub message: String,
+    /// The source line the position is on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snippet: Option<String>,
+}
+
+impl Diagnostic {
+    /// A problem of `code` (its level is the code's).
+    pub fn new(code: Code, file: &str, message: impl Into<String>) -> Self {
+        Diagnostic {
+            level: code.level(),
+            code,
+            file: file.to_string(),
+            line: 0,
+            column: 0,
+            message: message.into(),
+            snippet: None,
+        }
+    }
+
+    /// Sets the position and takes the snippet from the file's text.
+    pub fn at(mut self, source: &str, line: usize, column: usize) -> Self {
+        self.line = line;
+        self.column = column;
+        if line > 0 {
+            self.snippet = source.lines().nth(line - 1).map(|s| s.to_string());
+        }
+        self
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let level = match self.level {
+            Level::Error => "error",
+            Level::Warning => "warning",
+        };
+        if self.line > 0 {
+            write!(f, "{}:{}:{}: ", self.file, self.line, self.column)?;
+        } else {
+            write!(f, "{}: ", self.file)?;
+        }
+        write!(f, "{level}[{}]: {}", self.code, self.message)?;
+        if let Some(s) = &self.snippet {
+            let s = crate::knowledge::text::escape_control(s);
+            write!(f, "\n  | {s}")?;
+            if self.column > 0 {
+                let pad: String = s
+                    .chars()
+                    .take(self.column - 1)
+                    .map(|c| if c == '\t' { '\t' } else { ' ' })
+                    .collect();
+                write!(f, "\n  | {pad}^")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// All errors found while loading libraries (loading goes on after the first, so that an
+/// author sees every problem at once).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct LoadErrors(pub Vec<Diagnostic>);
+
+impl fmt::Display for LoadErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, d) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{d}")?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,198 @@
+//! Regexes compiled on first use.
+//!
+//! Loading a library used to build every regex of every signature up front: with the
+//! embedded library that was most of the start-up time (a 836-line journal spends far
+//! longer compiling than matching), and with 10,000 signatures it took seconds and
+//! hundreds of megabytes — while a typical log makes only a handful of signatures
+//! candidates. So [`crate::knowledge::signature::compile`] checks each pattern where it can be
+//! checked cheaply (the parser gives the same syntax errors as the regex engine, located
+//! the same way) and defers the build to the first candidate that needs it.
+//!
+//! The one check that needs the build is the compiled size limit (E005). Patterns whose
+//! parsed form could come anywhere near it ([`could_be_big`], a generous over-estimate)
+//! are still built at load, so a pattern over the limit is reported exactly as before;
+//! a deferred pattern is far below the limit by construction. `sig lint` builds every
+//! regex of the files it lints regardless ([`LazyRegex::force`]), and a test builds every
+//! regex of the embedded library under an eighth of the limit.
+
+use std::fmt;
+use std::ops::Deref;
+use std::sync::OnceLock;
+
+use regex::{Regex, RegexBuilder};
+use regex_syntax::hir::{Class, Hir, HirKind};
+
+use super::atoms::AtomSet;
+
+/// A regex with its pattern, built on first use. Dereferences to [`Regex`].
+#[derive(Clone)]
+pub struct LazyRegex {
+    pattern: String,
+    limit: usize,
+    built: OnceLock<Regex>,
+    /// The pattern's necessary literals ([`crate::knowledge::signature::atoms::necessary`]), read
+    /// from the same parse that checked it.
+    atoms: Option<AtomSet>,
+}
+
+impl LazyRegex {
+    /// A regex that was already built (and checked).
+    pub fn built(re: Regex, limit: usize) -> Self {
+        let built = OnceLock::new();
+        let pattern = re.as_str().to_string();
+        let _ = built.set(re);
+        LazyRegex {
+            pattern,
+            limit,
+            built,
+            atoms: None,
+        }
+    }
+
+    /// A pattern whose syntax was checked and whose size is far below `limit`.
+    pub fn deferred(pattern: &str, limit: usize) -> Self {
+        LazyRegex {
+            pattern: pattern.to_string(),
+            limit,
+            built: OnceLock::new(),
+            atoms: None,
+        }
+    }
+
+    /// Records the pattern's necessary literals.
+    pub fn with_atoms(mut self, atoms: Option<AtomSet>) -> Self {
+        self.atoms = atoms;
+        self
+    }
+
+    /// The pattern's necessary literals, as recorded by [`LazyRegex::with_atoms`].
+    pub fn atoms(&self) -> Option<&AtomSet> {
+        self.atoms.as_ref()
+    }
+
+    /// The pattern.
+    pub fn as_str(&self) -> &str {
+        &self.pattern
+    }
+
+    /// Whether it has been built yet.
+    pub fn is_built(&self) -> bool {
+        self.built.get().is_some()
+    }
+
+    /// Builds it now; the error is the regex engine's.
+    pub fn force(&self) -> Result<&Regex, regex::Error> {
+        if let Some(re) = self.built.get() {
+            return Ok(re);
+        }
+        let re = RegexBuilder::new(&self.pattern)
+            .size_limit(self.limit)
+            .build()?;
+        Ok(self.built.get_or_init(|| re))
+    }
+
+    fn get(&self) -> &Regex {
+        self.built.get_or_init(|| {
+            // Deferred patterns parsed cleanly and are far below the limit, so the first
+            // build succeeds; should an engine change ever make one bigger, it is built
+            // without the limit rather than dropped (matching stays right).
+            RegexBuilder::new(&self.pattern)
+                .size_limit(self.limit)
+                .build()
+                .or_else(|_| {
+                    RegexBuilder::new(&self.pattern)
+                        .size_limit(usize::MAX)
+                        .build()
+                })
+                .unwrap_or_else(|_| never())
+        })
+    }
+}
+
+/// A regex that matches nothing (for a pattern the parser accepted and the engine did
+/// not: not expected to happen, see [`LazyRegex::get`]).
+fn never() -> Regex {
+    #[allow(clippy::expect_used)]
+    Regex::new(r"[^\s\S]").expect("the empty class")
+}
+
+impl Deref for LazyRegex {
+    type Target = Regex;
+    fn deref(&self) -> &Regex {
+        self.get()
+    }
+}
+
+impl fmt::Debug for LazyRegex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "LazyRegex({:?})", self.pattern)
+    }
+}
+
+/// An over-estimate of how much a parsed pattern can weigh once compiled, in units of
+/// roughly one NFA state.
+fn weight(h: &Hir) -> u64 {
+    match h.kind() {
+        HirKind::Empty | HirKind::Look(_) => 1,
+        HirKind::Literal(l) => l.0.len() as u64,
+        // each range may become up to four UTF-8 byte-range states
+        HirKind::Class(Class::Unicode(c)) => 4 * c.ranges().len() as u64 + 1,
+        HirKind::Class(Class::Bytes(c)) => c.ranges().len() as u64 + 1,
+        HirKind::Repetition(r) => {
+            let copies = u64::from(r.max.unwrap_or(r.min).max(r.min)) + 1;
+            weight(&r.sub).saturating_mul(copies).saturating_add(1)
+        }
+        HirKind::Capture(c) => weight(&c.sub).saturating_add(2),
+        HirKind::Concat(v) | HirKind::Alternation(v) => v
+            .iter()
+            .map(weight)
+            .fold(v.len() as u64, u64::saturating_add),
+    }
+}
+
+/// Whether a parsed pattern could come near a compiled size limit of `limit` bytes:
+/// a state of the engine's NFA takes well under 64 bytes, so a weight under a
+/// sixty-fourth of the limit leaves a margin of several times.
+pub fn could_be_big(h: &Hir, limit: usize) -> bool {
+    weight(h) > (limit / 64) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hir(p: &str) -> Hir {
+        regex_syntax::ParserBuilder::new()
+            .build()
+            .parse(p)
+            .expect("parses")
+    }
+
+    #[test]
+    fn small_patterns_are_deferred_and_big_ones_are_not() {
+        let limit = crate::knowledge::signature::compile::REGEX_SIZE_LIMIT;
+        assert!(!could_be_big(
+            &hir(
+                r"^(?P<ty>\w+Error): CUDA out of memory\. Tried to allocate (?P<n>[0-9.]+) (?P<u>[GM]iB)"
+            ),
+            limit
+        ));
+        // over the limit once compiled: must be built (and rejected) at load
+        assert!(could_be_big(&hir(r"\w{1000}"), limit));
+        assert!(RegexBuilder::new(r"\w{1000}")
+            .size_limit(limit)
+            .build()
+            .is_err());
+    }
+
+    #[test]
+    fn deferred_regexes_build_on_first_use() {
+        let r = LazyRegex::deferred("a+b", 1 << 20);
+        assert!(!r.is_built());
+        assert!(r.is_match("xaab"));
+        assert!(r.is_built());
+        assert_eq!(r.as_str(), "a+b");
+        let forced = LazyRegex::deferred("(c)", 1 << 20);
+        assert_eq!(forced.force().map(|re| re.captures_len()).ok(), Some(2));
+    }
+}

@@ -1,0 +1,25 @@
+//! Signatures: the knowledge base.
+//!
+//! - [`model`]: the serialized format authors write (serde, JSON Schema);
+//! - [`compile`]: validation and compilation into runtime signatures;
+//! - [`atoms`]: the necessary literals the prefilter looks for;
+//! - [`template`]: remediation commands, filled and quoted safely;
+//! - [`table`]: code tables (one entry per error code, every rendering);
+//! - [`load`]: the embedded library and library folders;
+//! - [`error`]: located, coded diagnostics;
+//!
+//! The contributor's tools (lint, `sig new`, JSON Schema) are in [`crate::tools`].
+
+pub mod atoms;
+pub mod compile;
+pub mod error;
+pub mod lazy;
+pub mod load;
+pub mod model;
+pub mod table;
+pub mod template;
+
+pub use compile::{Cond, Signature};
+pub use error::{Code, Diagnostic, LoadErrors};
+pub use load::{load, Library, LibrarySource};
+pub use model::{Category, Severity};

@@ -1,0 +1,269 @@
+//! Deterministic generators for benchmarks: large realistic logs and synthetic
+//! signature libraries.
+//!
+//! The log generator writes journald-prefixed, multi-process vLLM-style output: an API
+//! server, an engine core and N tensor-parallel workers interleaving INFO lines, the
+//! usual benign warnings (SymmMem, custom all-reduce, …) and, rarely, a real failure
+//! (a worker traceback ending in a CUDA OOM, an NCCL warning block, a systemd restart).
+//! The line templates are taken from real logs (the scenario journal and the corpus);
+//! the mix, pids and timestamps come from a seeded PRNG, so the same seed and size give
+//! the same bytes. It is constructed data for measuring speed, not a real incident.
+//!
+//! The library generator writes N signatures built like real ones (an exception type, a
+//! message regex with literal parts and named captures, remediation with templates,
+//! examples), with made-up vocabulary so that they compete in the prefilter without
+//! matching the generated log by accident.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::path::Path;
+
+const INFO: &[&str] = &[
+    "INFO {ts} [gpu_model_runner.py:3340] Starting to load model /models/Kimi-K2.5-NVFP4...",
+    "INFO {ts} [parallel_state.py:1208] rank {r} in world size 8 is assigned as DP rank 0, PP rank 0, TP rank {r}, EP rank {r}",
+    "INFO {ts} [cuda.py:362] Using FlashInfer MLA backend on V1 engine.",
+    "INFO {ts} [default_loader.py:267] Loading weights took 41.73 seconds",
+    "INFO {ts} [gpu_model_runner.py:2653] Model loading took 67.1290 GiB and 43.071380 seconds",
+    "INFO {ts} [backends.py:559] Dynamo bytecode transform time: 9.84 s",
+    "INFO {ts} [monitor.py:34] torch.compile takes 14.35 s in total",
+    "INFO {ts} [gpu_worker.py:298] Available KV cache memory: 12.37 GiB",
+    "INFO {ts} [kv_cache_utils.py:1087] GPU KV cache size: 405,344 tokens",
+    "INFO {ts} [loggers.py:123] Engine 000: Avg prompt throughput: 1532.4 tokens/s, Avg generation throughput: 87.2 tokens/s, Running: 12 reqs, Waiting: 0 reqs, GPU KV cache usage: 31.4%, Prefix cache hit rate: 62.0%",
+    "INFO {ts} [logger.py:43] Received request chatcmpl-{hex}: prompt: '<|im_start|>user', params: SamplingParams(n=1, temperature=0.7, top_p=0.8, max_tokens=512)",
+    "INFO:     10.0.0.{r}:51234 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK",
+];
+
+const WARN: &[&str] = &[
+    "WARNING {ts} [symm_mem.py:67] SymmMemCommunicator: Device capability 12.0 not supported, communicator is not available.",
+    "WARNING {ts} [custom_all_reduce.py:154] Custom allreduce is disabled because it's not supported on more than two PCIe-only GPUs. To silence this warning, specify disable_custom_all_reduce=True explicitly.",
+    "WARNING {ts} [arg_utils.py:1217] The global random seed is set to 0. Since VLLM_ENABLE_V1_MULTIPROCESSING is set to False, this may affect the random state of the Python process that launched vLLM.",
+];
+
+const OOM: &[&str] = &[
+    "ERROR {ts} [multiproc_executor.py:783] Traceback (most recent call last):",
+    "ERROR {ts} [multiproc_executor.py:783]   File \"/opt/vllm/.venv/lib/python3.12/site-packages/vllm/v1/executor/multiproc_executor.py\", line 754, in worker_main",
+    "ERROR {ts} [multiproc_executor.py:783]     worker = WorkerProc(*args, **kwargs)",
+    "ERROR {ts} [multiproc_executor.py:783]   File \"/opt/vllm/.venv/lib/python3.12/site-packages/vllm/v1/worker/gpu_model_runner.py\", line 3356, in execute_model",
+    "ERROR {ts} [multiproc_executor.py:783]     logits = self.model.compute_logits(sample_hidden_states)",
+    "ERROR {ts} [multiproc_executor.py:783] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 380.00 MiB. GPU {r} has a total capacity of 23.64 GiB of which 14.81 MiB is free. Including non-PyTorch memory, this process has 23.62 GiB memory in use.",
+];
+
+const NCCL: &[&str] = &[
+    "llm-two:{pid}:{pid} [{r}] include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied",
+    "llm-two:{pid}:{pid} [{r}] NCCL INFO include/shm.h:41 -> 2",
+];
+
+/// Writes a generated log of about `bytes` bytes.
+pub fn write_log(out: &mut dyn Write, bytes: u64, seed: u64) -> io::Result<u64> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut written = 0u64;
+    let mut line = String::with_capacity(512);
+    let mut secs: u64 = 23 * 3600 + 22 * 60;
+    let mut n: u64 = 0;
+    let mut w = io::BufWriter::with_capacity(1 << 20, out);
+    while written < bytes {
+        n += 1;
+        if n.is_multiple_of(97) {
+            secs += 1;
+        }
+        let (h, m, s) = (secs / 3600 % 24, secs / 60 % 60, secs % 60);
+        let r = rng.u32(0..8);
+        let pid = 216050 + r;
+        let (tag, tmpl): (String, &str) = match rng.u32(0..10_000) {
+            0 => {
+                // a rare failure: a worker OOM traceback, line by line
+                for t in OOM {
+                    line.clear();
+                    let body = t
+                        .replace("{ts}", &format!("02-20 {h:02}:{m:02}:{s:02}"))
+                        .replace("{r}", &r.to_string());
+                    let _ = writeln!(line, "Feb 20 {h:02}:{m:02}:{s:02} llm-two vllm[{pid}]: (Worker_TP{r} pid={pid}) {body}");
+                    w.write_all(line.as_bytes())?;
+                    written += line.len() as u64;
+                }
+                continue;
+            }
+            1 | 2 => (String::new(), NCCL[rng.usize(0..NCCL.len())]),
+            3..=300 => (
+                format!("(Worker_TP{r} pid={pid}) "),
+                WARN[rng.usize(0..WARN.len())],
+            ),
+            _ => {
+                let t = INFO[rng.usize(0..INFO.len())];
+                if t.contains("Received request") || t.contains("POST") || t.contains("Engine 000")
+                {
+                    ("(APIServer pid=215890) ".to_string(), t)
+                } else {
+                    (format!("(Worker_TP{r} pid={pid}) "), t)
+                }
+            }
+        };
+        line.clear();
+        let body = tmpl
+            .replace("{ts}", &format!("02-20 {h:02}:{m:02}:{s:02}"))
+            .replace("{r}", &r.to_string())
+            .replace("{pid}", &pid.to_string())
+            .replace("{hex}", &format!("{:016x}", rng.u64(..)));
+        let _ = writeln!(
+            line,
+            "Feb 20 {h:02}:{m:02}:{s:02} llm-two vllm[{pid}]: {tag}{body}"
+        );
+        w.write_all(line.as_bytes())?;
+        written += line.len() as u64;
+        if n.is_multiple_of(500_000) {
+            // a service restart now and then
+            for ev in [
+                "vllm.service: Main process exited, code=exited, status=1/FAILURE",
+                "vllm.service: Failed with result 'exit-code'.",
+                "vllm.service: Scheduled restart job, restart counter is at 1.",
+                "Started vllm.service - vLLM.",
+            ] {
+                line.clear();
+                let _ = writeln!(line, "Feb 20 {h:02}:{m:02}:{s:02} llm-two systemd[1]: {ev}");
+                w.write_all(line.as_bytes())?;
+                written += line.len() as u64;
+            }
+        }
+    }
+    w.flush()?;
+    Ok(written)
+}
+
+const WORDS: &[&str] = &[
+    "quorvex",
+    "blintar",
+    "zephyrine",
+    "maldrop",
+    "trevik",
+    "ostrand",
+    "pyloric",
+    "vanteel",
+    "crundle",
+    "hesper",
+    "jovial",
+    "kestrel",
+    "lumbric",
+    "mirsk",
+    "nacrel",
+    "obloid",
+    "praxen",
+    "quillet",
+    "rostam",
+    "sylvane",
+];
+
+const SYNTHETIC_TEMPLATE: &str = r#"# yaml-language-server: $schema=../schema.json
+id: {id}
+title: Synthetic failure {i} ({a} {b})
+category: other
+severity: fatal
+projects: [synthetic]
+match:
+  all:
+    - exception: {ty}
+    - message: '{a}-{c} stage (?P<stage>[a-z]+) failed with code (?P<code>[0-9]+) on {b}{i}'
+explain: >
+  A generated signature for benchmarks (constructed, not a real failure).
+remediation:
+  - description: Retry the {c} stage
+    command: 'synthetic-retry --stage {{stage}} --code {{code}}'
+references:
+  - https://example.invalid/synthetic
+examples:
+  match:
+    - source: constructed
+      log: |
+        {ty}: {a}-{c} stage warmup failed with code 7 on {b}{i}
+    - source: constructed
+      log: |
+        {ty}: {a}-{c} stage load failed with code 12 on {b}{i}
+  no_match:
+    - source: constructed
+      log: |
+        {ty}: {a}-{c} stage load succeeded on {b}{i}
+"#;
+
+/// Writes `count` synthetic signatures into `dir/synthetic/`.
+pub fn write_library(dir: &Path, count: usize, seed: u64) -> io::Result<()> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let sub = dir.join("synthetic");
+    std::fs::create_dir_all(&sub)?;
+    for i in 0..count {
+        let a = WORDS[rng.usize(0..WORDS.len())];
+        let b = WORDS[rng.usize(0..WORDS.len())];
+        let c = WORDS[rng.usize(0..WORDS.len())];
+        let id = format!("synthetic-{i:05}");
+        let ty = format!("{}{}Error", capitalize(a), capitalize(b));
+        let text = SYNTHETIC_TEMPLATE
+            .replace("{id}", &id)
+            .replace("{i}", &i.to_string())
+            .replace("{a}", a)
+            .replace("{b}", b)
+            .replace("{c}", c)
+            .replace("{ty}", &ty);
+        std::fs::write(sub.join(format!("{id}.yaml")), text)?;
+    }
+    Ok(())
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_ascii_uppercase().to_string() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generation_is_deterministic() {
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        write_log(&mut a, 200_000, 7).expect("gen");
+        write_log(&mut b, 200_000, 7).expect("gen");
+        assert_eq!(a, b);
+        assert!(a.len() >= 200_000);
+        let mut c = Vec::new();
+        write_log(&mut c, 200_000, 8).expect("gen");
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn synthetic_library_loads() {
+        let d = tempfile::tempdir().expect("tmp");
+        write_library(d.path(), 50, 1).expect("gen");
+        let lib =
+            crate::knowledge::signature::load(&[crate::knowledge::signature::LibrarySource::Dir(
+                d.path().to_path_buf(),
+            )])
+            .expect("loads");
+        assert_eq!(lib.signatures.len(), 50);
+    }
+
+    #[test]
+    fn the_generated_log_counts_eight_workers_per_attempt_on_either_path() {
+        // the fast path (skip) and the full path (push) must agree on the worker count
+        let mut bytes = Vec::new();
+        write_log(&mut bytes, 3_000_000, 5).expect("generate");
+        let lib = crate::knowledge::signature::load(&[
+            crate::knowledge::signature::LibrarySource::Builtin,
+        ])
+        .expect("lib");
+        let run = |kind| {
+            let mut e = crate::engine::pipeline::Engine::new(&lib, kind);
+            let mut r = crate::engine::ingest::LineReader::from_reader(
+                Box::new(std::io::Cursor::new(bytes.clone())),
+                "g".into(),
+            )
+            .expect("open");
+            e.extract(&mut r).expect("extract").attempts
+        };
+        let fast = run(crate::engine::matcher::EngineKind::Prefilter);
+        let full = run(crate::engine::matcher::EngineKind::Brute);
+        assert_eq!(fast, full);
+        assert!(fast.iter().all(|a| a.workers == 8), "{fast:?}");
+    }
+}

@@ -1,0 +1,215 @@
+//! The headline scenario and golden reports, through the CLI as a user runs it.
+
+use crate::util::{crashdoc, repo};
+
+const SCENARIO: &str = "tests/data/scenario/journal.txt";
+
+fn json_of(log: &str) -> serde_json::Value {
+    let out = crashdoc()
+        .args(["diagnose", "--format", "json"])
+        .arg(repo(log))
+        .output()
+        .expect("run");
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+#[test]
+fn scenario_ranks_the_flashinfer_mismatch_first_with_its_fix() {
+    let v = json_of(SCENARIO);
+    let c = &v["causes"][0];
+    assert_eq!(c["signature"], "flashinfer-cubin-version-mismatch");
+    assert_eq!(c["category"], "version-mismatch");
+    assert_eq!(c["confidence"], "high");
+    assert_eq!(c["captures"]["cubin"], "0.6.3");
+    assert_eq!(c["captures"]["python"], "0.6.4");
+    assert_eq!(c["attempts"], 2);
+    assert_eq!(c["crash_site"]["line"], 932);
+    assert!(c["crash_site"]["file"]
+        .as_str()
+        .is_some_and(|f| f.ends_with("deepseek_v2.py")));
+    assert_eq!(c["importing"], "flashinfer");
+    let cmds: Vec<&str> = c["remediation"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .filter_map(|s| s["command"].as_str())
+        .collect();
+    assert_eq!(
+        cmds.first(),
+        Some(&"pip install \"flashinfer-cubin==0.6.4\""),
+        "{cmds:?}"
+    );
+    assert!(
+        cmds.contains(&"systemctl restart vllm-kimi-k25"),
+        "{cmds:?}"
+    );
+    // the version-check bypass is offered last, as the fallback
+    let last = c["remediation"]
+        .as_array()
+        .and_then(|s| s.last())
+        .expect("last step");
+    assert!(last["command"]
+        .as_str()
+        .is_some_and(|s| s.contains("FLASHINFER_DISABLE_VERSION_CHECK=1")));
+    // the evidence is the raw line of the final exception
+    assert!(c["evidence"][0]["text"]
+        .as_str()
+        .is_some_and(|t| t.contains("RuntimeError: flashinfer-cubin version (0.6.3)")));
+    // consequences are folded, not causes
+    let causes: Vec<&str> = v["causes"]
+        .as_array()
+        .expect("causes")
+        .iter()
+        .filter_map(|c| c["signature"].as_str())
+        .collect();
+    for c in &causes {
+        assert!(
+            !c.contains("engine-core") && !c.contains("workerproc"),
+            "consequence ranked as a cause: {causes:?}"
+        );
+    }
+    let conseq: Vec<String> = c["consequences"]
+        .as_array()
+        .expect("consequences")
+        .iter()
+        .map(|q| q["text"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(
+        conseq
+            .iter()
+            .any(|q| q.contains("Engine core initialization failed")),
+        "{conseq:?}"
+    );
+    assert!(
+        conseq
+            .iter()
+            .any(|q| q.contains("WorkerProc initialization failed")),
+        "{conseq:?}"
+    );
+    // benign warnings are explained noise
+    let noise: Vec<&str> = v["noise"]
+        .as_array()
+        .expect("noise")
+        .iter()
+        .filter_map(|n| n["signature"].as_str())
+        .collect();
+    assert!(noise.iter().any(|n| n.contains("symm-mem")), "{noise:?}");
+    assert!(
+        noise.iter().any(|n| n.contains("custom-allreduce")),
+        "{noise:?}"
+    );
+}
+
+#[test]
+fn scenario_text_report_says_8_of_8_workers_in_2_attempts() {
+    let out = crashdoc().arg(repo(SCENARIO)).output().expect("run");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("8/8 workers in each of 2 attempts (a crash loop)"),
+        "{text}"
+    );
+    assert!(text.contains("crash site deepseek_v2.py:932"), "{text}");
+    assert!(
+        text.lines().count() < 60,
+        "the scenario report should fit one screen:\n{text}"
+    );
+}
+
+#[test]
+fn stdin_is_read_when_no_file_is_given() {
+    let log = std::fs::read(repo(SCENARIO)).expect("log");
+    let out = crashdoc().write_stdin(log).output().expect("run");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("flashinfer-cubin-version-mismatch"));
+}
+
+#[test]
+fn no_cause_exits_1_and_shows_the_final_exception() {
+    let out = crashdoc()
+        .arg(repo("corpus/deepspeed-other/log.txt"))
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&out.stdout);
+    if out.status.code() == Some(1) {
+        assert!(text.contains("No known cause found"), "{text}");
+        assert!(text.contains("UnboundLocalError"), "{text}");
+    } else {
+        assert!(
+            !text.contains("high"),
+            "a code bug must not get a high-confidence cause:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn input_errors_exit_2_and_name_the_file() {
+    let out = crashdoc()
+        .arg("/nonexistent/log.txt")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/log.txt"));
+    let out = crashdoc().arg(repo("tests")).output().expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is a directory"));
+}
+
+fn golden(name: &str, log: &str, format: &str) {
+    let out = crashdoc()
+        .args(["diagnose", "--format", format])
+        .arg(log)
+        .current_dir(repo(""))
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    insta::assert_snapshot!(format!("{name}-{format}"), text);
+}
+
+#[test]
+fn golden_reports() {
+    golden("scenario", SCENARIO, "text");
+    golden("scenario", SCENARIO, "markdown");
+    for inc in [
+        "vllm-kv-cache-insufficient",
+        "inkypi-host-oom",
+        "pytorch-permission-denied",
+        "facechain-version-mismatch",
+    ] {
+        let log = format!("corpus/{inc}/log.txt");
+        golden(inc, &log, "text");
+        golden(inc, &log, "json");
+        golden(inc, &log, "markdown");
+    }
+}
+
+/// `crashdoc --format json LOG | head -c 10`: the reader goes away after 10 bytes; the
+/// rest of the report (about 90 KB, more than a pipe holds) meets a closed pipe.
+#[test]
+fn a_closed_stdout_ends_quietly_with_0() {
+    use std::io::Read;
+    use std::process::Stdio;
+    for args in [
+        &["--format", "json"][..],
+        &["extract", "--format", "json"][..],
+    ] {
+        let mut child = std::process::Command::new(crate::util::bin())
+            .args(args)
+            .arg(repo(SCENARIO))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let mut head = [0u8; 10];
+        child
+            .stdout
+            .take()
+            .expect("stdout")
+            .read_exact(&mut head)
+            .expect("10 bytes");
+        let o = child.wait_with_output().expect("wait");
+        assert_eq!(&head[..1], b"{", "{args:?}");
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&o.stderr), "", "{args:?}");
+    }
+}

@@ -1,0 +1,101 @@
+//! The embedded library as a whole: loads, passes its own examples through the real
+//! pipeline, covers the taxonomy, and the README's list is current.
+
+use crashdoc::knowledge::signature::{self, Category, LibrarySource, Severity};
+
+#[test]
+fn builtin_library_loads_and_covers_the_taxonomy() {
+    let lib = signature::load(&[LibrarySource::Builtin]).expect("the embedded library loads");
+    assert!(
+        lib.signatures.len() >= 80,
+        "{} signatures",
+        lib.signatures.len()
+    );
+    let benign = lib
+        .signatures
+        .iter()
+        .filter(|s| s.severity == Severity::Benign)
+        .count();
+    assert!(benign >= 15, "{benign} benign signatures");
+    for c in Category::ALL {
+        if c == Category::Other {
+            continue;
+        }
+        let n = lib
+            .signatures
+            .iter()
+            .filter(|s| s.category == c && s.severity != Severity::Benign)
+            .count();
+        assert!(n >= 2, "category {c} has {n} signatures");
+    }
+    for s in &lib.signatures {
+        assert!(
+            s.examples.matches.len() >= 2,
+            "{}: fewer than 2 examples",
+            s.id
+        );
+        assert!(!s.examples.no_match.is_empty(), "{}: no near-miss", s.id);
+        assert!(!s.references.is_empty(), "{}: no reference", s.id);
+    }
+}
+
+#[test]
+fn every_signature_passes_its_examples() {
+    let lib = signature::load(&[LibrarySource::Builtin]).expect("library");
+    let rep = crashdoc::cli::sig::test_library(&lib, None);
+    let fails: Vec<&String> = rep
+        .messages
+        .iter()
+        .filter(|m| m.starts_with("FAIL"))
+        .collect();
+    assert!(
+        rep.failed == 0,
+        "{} failed:\n{}",
+        rep.failed,
+        fails
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(rep.passed >= 240, "only {} examples passed", rep.passed);
+}
+
+#[test]
+fn docs_list_the_library() {
+    let lib = signature::load(&[LibrarySource::Builtin]).expect("library");
+    let want = crashdoc::cli::sig::library_markdown(&lib);
+    let have = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/signatures.md"))
+        .unwrap_or_default();
+    assert!(
+        have == want,
+        "docs/signatures.md is stale: regenerate it with `cargo run -- sig list --format markdown > docs/signatures.md`"
+    );
+}
+
+/// Regexes are built on first use; the loader builds at once only those whose parsed
+/// form could come near the size limit. Every regex of the library must build under
+/// the limit, and the deferred ones must be far below it.
+#[test]
+fn every_regex_of_the_library_builds_under_the_size_limit() {
+    let lib = signature::load(&[LibrarySource::Builtin]).expect("the embedded library loads");
+    let mut deferred = 0;
+    for s in &lib.signatures {
+        for r in s.regexes() {
+            if !r.is_built() {
+                deferred += 1;
+            }
+            let built = regex::RegexBuilder::new(r.as_str())
+                .size_limit(signature::compile::REGEX_SIZE_LIMIT / 8)
+                .build();
+            assert!(
+                built.is_ok(),
+                "{}: `{}` is not far below the limit",
+                s.id,
+                r.as_str()
+            );
+            assert!(r.force().is_ok(), "{}: `{}`", s.id, r.as_str());
+        }
+    }
+    assert!(deferred > 100, "{deferred} regexes deferred");
+}

@@ -1,0 +1,18 @@
+//! The integration tests, in one binary (ripgrep's shape): one link step, one process,
+//! shared helpers in [`util`]. Run one group with `cargo test --test integration hostile::`.
+
+mod util;
+
+mod contrib;
+mod corpus_run;
+mod diagnose;
+mod env;
+mod fast_path;
+mod hostile;
+mod incidents;
+mod layers;
+mod library;
+mod prefilter_oracle;
+mod properties;
+mod remediation_safety;
+mod signature_errors;
