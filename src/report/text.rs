@@ -466,4 +466,3 @@ fn layer_note(c: &Cause) -> Option<String> {
         _ => None,
     }
 }
-

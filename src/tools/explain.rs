@@ -315,7 +315,8 @@ pub fn explain(
             })
     };
 
-    let (layer, layer_notes, similarity) = crate::engine::matcher::layers::explain_layer(lib, index, &x, &m);
+    let (layer, layer_notes, similarity) =
+        crate::engine::matcher::layers::explain_layer(lib, index, &x, &m);
     Ok(Explanation {
         layer,
         layer_notes,

@@ -11,9 +11,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
 use super::layers::{Via, ViaNote};
+use super::{FailureHit, Matches, Place};
 use crate::engine::extract::{Extraction, Failure, FailureKind};
 use crate::engine::ingest::Line;
-use super::{FailureHit, Matches, Place};
 use crate::knowledge::signature::table::Layer;
 use crate::knowledge::signature::{Library, Severity, Signature};
 
@@ -120,24 +120,35 @@ fn shingles(words: &[String]) -> (HashSet<u64>, Vec<u64>) {
     (set, pairs)
 }
 
-/// The example messages of a signature: each example's first line with one of its atoms
-/// (positive examples, then near-misses).
+/// The example messages of a signature: each positive example's first line with one of
+/// its atoms, and every line of its near-misses (which hold no atom, by design).
 fn example_messages(sig: &Signature) -> Vec<(bool, String)> {
+    let message = |i: usize, text: &str| {
+        crate::engine::normalize::normalize(Line {
+            number: i + 1,
+            text: text.to_string(),
+            truncated: 0,
+        })
+        .message
+    };
     let mut out = Vec::new();
-    let positive = sig.examples.matches.iter().map(|e| (false, e));
-    let negative = sig.examples.no_match.iter().map(|e| (true, e));
-    for (near_miss, ex) in positive.chain(negative) {
+    for ex in &sig.examples.matches {
         let hit = ex.log.lines().enumerate().find(|(_, l)| {
             let l = l.to_ascii_lowercase();
             sig.atoms.iter().any(|a| l.contains(a.as_str()))
         });
         if let Some((i, text)) = hit {
-            let rec = crate::engine::normalize::normalize(Line {
-                number: i + 1,
-                text: text.to_string(),
-                truncated: 0,
-            });
-            out.push((near_miss, rec.message));
+            out.push((false, message(i, text)));
+        }
+    }
+    for ex in &sig.examples.no_match {
+        for (i, text) in ex
+            .log
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
+            out.push((true, message(i, text)));
         }
     }
     out

@@ -15,8 +15,8 @@
 
 use super::{fuzzy, wrap};
 
-use crate::engine::extract::Extraction;
 use super::{Matcher, Matches};
+use crate::engine::extract::Extraction;
 use crate::knowledge::signature::table::Layer;
 
 /// How a match was found when it was not by a signature's own conditions on the text.

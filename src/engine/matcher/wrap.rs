@@ -10,8 +10,8 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::layers::{Via, ViaNote};
-use crate::engine::extract::{BlockLine, ExceptionInfo, Extraction, Failure, FailureKind};
 use super::{FailureHit, Matcher, Matches};
+use crate::engine::extract::{BlockLine, ExceptionInfo, Extraction, Failure, FailureKind};
 use crate::knowledge::signature::Severity;
 
 /// How many wrappers deep an inner error is followed.

@@ -4,9 +4,9 @@
 
 use std::collections::BTreeSet;
 
+use super::Ranked;
 use crate::engine::matcher::layers::Via;
 use crate::engine::matcher::Matches;
-use super::Ranked;
 use crate::knowledge::signature::table::Layer;
 use crate::knowledge::signature::{Library, Severity};
 
@@ -140,7 +140,10 @@ pub struct LayerInfo {
 }
 
 /// The layer of a ranked cause.
-pub fn describe(lib: &crate::knowledge::signature::Library, r: &crate::engine::rank::Ranked) -> LayerInfo {
+pub fn describe(
+    lib: &crate::knowledge::signature::Library,
+    r: &crate::engine::rank::Ranked,
+) -> LayerInfo {
     let sig = &lib.signatures[r.signature];
     match r.via {
         Some(Via::Fuzzy { per_mille }) => LayerInfo {
@@ -164,4 +167,3 @@ pub fn describe(lib: &crate::knowledge::signature::Library, r: &crate::engine::r
         },
     }
 }
-

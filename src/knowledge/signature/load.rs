@@ -383,8 +383,7 @@ impl Fold {
     fn check_links(self, errors: &mut Vec<Diagnostic>) {
         for (file, target, line, col, text, field) in self.links {
             if !self.seen.contains_key(&target) {
-                let msg =
-                    format!("{field} names `{target}`, which no loaded signature defines");
+                let msg = format!("{field} names `{target}`, which no loaded signature defines");
                 errors.push(Diagnostic::new(Code::E008, &file, msg).at(&text, line, col));
             }
         }
