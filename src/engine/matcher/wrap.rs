@@ -100,20 +100,32 @@ pub fn unwrap_failures(matcher: &mut Matcher<'_>, x: &Extraction, m: &mut Matche
                 .failures
                 .iter()
                 .any(|e| e.signature == ih.signature && e.failure == h.failure);
-            if known || ih.signature == h.signature || sig.severity == Severity::Benign {
+            if ih.signature == h.signature || sig.severity == Severity::Benign {
                 continue;
             }
-            m.failures.push(FailureHit {
-                place: h.place,
-                lines: h.lines.clone(),
-                ..ih
-            });
+            // the inner cause may also match the wrapper's text itself (an unanchored
+            // regex): the wrapper still folds under it, and it is unwrapped in turn
             m.via.push(ViaNote {
                 signature: ih.signature,
                 failure: Some(h.failure),
                 via: Via::Wrapper {
                     wrapper: h.signature,
                 },
+            });
+            if known {
+                if let Some(i) = m
+                    .failures
+                    .iter()
+                    .position(|e| e.signature == ih.signature && e.failure == h.failure)
+                {
+                    queue.push((i, depth + 1));
+                }
+                continue;
+            }
+            m.failures.push(FailureHit {
+                place: h.place,
+                lines: h.lines.clone(),
+                ..ih
             });
             queue.push((m.failures.len() - 1, depth + 1));
         }

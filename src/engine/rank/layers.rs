@@ -12,6 +12,8 @@ use crate::knowledge::signature::{Library, Severity};
 
 /// The highest score of a fuzzy match (`medium` ends below 0.75).
 pub const FUZZY_MAX_SCORE: f64 = 0.74;
+/// Folds followed from a consequence to its root cause.
+const MAX_HOPS: usize = 8;
 /// The highest score of a fallback (`low` ends below 0.5).
 pub const FALLBACK_MAX_SCORE: f64 = 0.45;
 
@@ -51,7 +53,32 @@ pub fn apply(lib: &Library, m: &Matches, ranked: &mut Vec<Ranked>) {
     }
     fold_wrappers(ranked);
     link(lib, ranked);
+    to_roots(ranked);
     fallbacks(lib, m, ranked);
+}
+
+/// A cause folded under a cause that is itself folded goes to the root (a cycle unfolds).
+fn to_roots(ranked: &mut [Ranked]) {
+    for i in 0..ranked.len() {
+        let mut hops = 0;
+        while let Some(c) = ranked[i].folded_under {
+            let next = ranked
+                .iter()
+                .find(|r| r.signature == c)
+                .and_then(|r| r.folded_under);
+            match next {
+                Some(n) if n != ranked[i].signature && hops < MAX_HOPS => {
+                    ranked[i].folded_under = Some(n);
+                    hops += 1;
+                }
+                Some(_) => {
+                    ranked[i].folded_under = None;
+                    break;
+                }
+                None => break,
+            }
+        }
+    }
 }
 
 /// A wrapper folds under the cause found in its inner text.
