@@ -56,13 +56,20 @@ fn row(cells: &[&str]) -> Vec<String> {
 }
 
 fn overall(s: &Summary) -> Table {
-    vec![
+    let mut t = vec![
         row(&["measure", "score"]),
         row(&["top-1 accuracy", &s.top1.show()]),
         row(&["top-3 accuracy", &s.top3.show()]),
         row(&["key-line hit rate", &s.key_line.show()]),
         row(&["all checks pass", &s.ok.show()]),
-    ]
+    ];
+    for (layer, r) in &s.layers {
+        t.push(row(&[
+            &format!("precision of {layer} top causes"),
+            &r.show(),
+        ]));
+    }
+    t
 }
 
 fn categories(s: &Summary) -> Table {

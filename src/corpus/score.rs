@@ -48,6 +48,10 @@ pub struct IncidentResult {
     pub signatures: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_confidence: Option<String>,
+    /// The layer of knowledge of the top cause, when not a signature file (`fuzzy`,
+    /// `fallback`, `wrapper`, `table:<id>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_layer: Option<String>,
     pub top1: bool,
     pub top3: bool,
     pub key_line_hit: bool,
@@ -71,6 +75,7 @@ impl IncidentResult {
             got: o.got.clone(),
             signatures: d.causes.iter().map(|c| c.signature.clone()).collect(),
             top_confidence: o.top_confidence.map(|c| c.as_str().to_string()),
+            top_layer: d.causes.first().and_then(|c| c.layer.clone()),
             top1: o.top1,
             top3: o.top3,
             key_line_hit: o.key_line_hit,
@@ -92,6 +97,7 @@ impl IncidentResult {
             got: Vec::new(),
             signatures: Vec::new(),
             top_confidence: None,
+            top_layer: None,
             top1: false,
             top3: false,
             key_line_hit: false,
@@ -165,6 +171,10 @@ pub struct Summary {
     pub confusions: Vec<Confusion>,
     /// Incidents expecting a failure for which no cause was found.
     pub no_cause: Vec<String>,
+    /// Per layer of knowledge other than signature files (the table's id dropped): how
+    /// often its top cause was right (the precision of fuzzy matches, of fallbacks…).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<(String, Rate)>,
 }
 
 /// A whole run: the saved result and baseline format.
@@ -291,5 +301,21 @@ fn summarize(lib: &Library, inc: &[IncidentResult]) -> Summary {
             .filter(|i| expects_failure(&i.expected) && i.got.is_empty())
             .map(|i| i.name.clone())
             .collect(),
+        layers: layer_precision(inc),
     }
+}
+
+/// The precision of each layer's top causes.
+fn layer_precision(inc: &[IncidentResult]) -> Vec<(String, Rate)> {
+    let mut by: BTreeMap<String, Rate> = BTreeMap::new();
+    for i in inc {
+        let Some(l) = &i.top_layer else {
+            continue;
+        };
+        let key = l.split(':').next().unwrap_or(l).to_string();
+        let r = by.entry(key).or_default();
+        r.of += 1;
+        r.hits += usize::from(i.top1);
+    }
+    by.into_iter().collect()
 }

@@ -43,6 +43,9 @@ pub struct Consequence {
     pub text: String,
     pub line: usize,
     pub count: usize,
+    /// Folded through the cause's `explains:` link (a reverse link).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub linked: bool,
 }
 
 /// One probable cause.
@@ -68,6 +71,12 @@ pub struct Cause {
     pub remediation: Vec<RenderedStep>,
     pub references: Vec<String>,
     pub consequences: Vec<Consequence>,
+    /// For a fuzzy match: the similarity to the closest real example.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f64>,
+    /// For a cause found inside a wrapper's message: the wrapper's id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wrapped_by: Option<String>,
     /// Crash attempts it was seen in.
     pub attempts: usize,
     /// Streams (workers, ranks, processes) that show it.
@@ -248,13 +257,13 @@ impl Assembly<'_> {
             self.unit.as_deref(),
             self.facts,
         );
+        let layer = crate::engine::rank::layers::describe(self.lib, r);
         Cause {
             rank,
             signature: sig.id.clone(),
-            layer: match &sig.layer {
-                crate::knowledge::signature::table::Layer::Signature => None,
-                crate::knowledge::signature::table::Layer::Table(t) => Some(format!("table:{t}")),
-            },
+            layer: layer.layer,
+            similarity: layer.similarity,
+            wrapped_by: layer.wrapped_by,
             title: sig.title.clone(),
             category: sig.category,
             severity: sig.severity,
@@ -332,6 +341,7 @@ impl Assembly<'_> {
                 text,
                 line: c.first_line,
                 count: c.occurrences,
+                linked: c.linked,
             });
         }
         let explained: std::collections::BTreeSet<usize> = self
@@ -350,6 +360,7 @@ impl Assembly<'_> {
                     text: f.headline.clone(),
                     line: f.first.line,
                     count: f.count,
+                    linked: false,
                 });
             }
         }

@@ -222,6 +222,7 @@ impl<'c> Engine<'c> {
         facts.merge(self.given.clone());
         if matching {
             self.matcher.match_failures(&x, &mut m, &facts);
+            crate::engine::matcher::layers::apply(&mut self.matcher, &x, &mut m, &facts);
         }
         Ok((x, m, facts))
     }

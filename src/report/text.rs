@@ -111,6 +111,9 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
             let _ = writeln!(out, "   {}", st.dim(&c.signature));
         }
     }
+    if let Some(note) = layer_note(c) {
+        let _ = writeln!(out, "   {}", escape_control(&note));
+    }
     if !c.captures.is_empty() {
         let caps: Vec<String> = c
             .captures
@@ -504,4 +507,22 @@ pub fn render_extraction(input: &str, x: &Extraction, st: Style) -> String {
         );
     }
     out
+}
+
+/// One sentence saying how a cause was found, when not by a signature's own conditions.
+fn layer_note(c: &Cause) -> Option<String> {
+    let layer = c.layer.as_deref().unwrap_or("signature");
+    match (layer, c.similarity, &c.wrapped_by) {
+        ("fuzzy", Some(s), _) => Some(format!(
+            "layer fuzzy: resembles {} (similarity {s:.2}), not an exact match",
+            c.signature
+        )),
+        ("wrapper", _, Some(w)) => Some(format!(
+            "layer wrapper: found in the error wrapped by {w}"
+        )),
+        ("fallback", _, _) => Some(
+            "layer fallback: no signature matched; a structural fallback (exception type, raising module) at low confidence".to_string(),
+        ),
+        _ => None,
+    }
 }

@@ -339,12 +339,18 @@ pub fn run_text(
     engine.run(&mut reader).map_err(unreadable)
 }
 
-/// The first failure no signature explains.
+/// The first failure no signature explains exactly (a fuzzy resemblance or a structural
+/// fallback is no exact explanation: such a failure still deserves a signature).
 pub fn first_unexplained<'x>(
+    lib: &Library,
     x: &'x Extraction,
     m: &Matches,
 ) -> Result<&'x Failure, Option<(usize, usize)>> {
-    let explained = |f: &Failure| m.failures.iter().find(|h| h.failure == f.id);
+    let explained = |f: &Failure| {
+        m.failures
+            .iter()
+            .find(|h| h.failure == f.id && crate::engine::matcher::layers::is_exact(lib, m, h))
+    };
     let free: Vec<&Failure> = x
         .failures
         .iter()
@@ -486,7 +492,7 @@ pub fn draft(
     opts: &DraftOptions,
 ) -> Result<Draft, DraftError> {
     let (x, m) = run_text(lib, log_name, text)?;
-    let f = match first_unexplained(&x, &m) {
+    let f = match first_unexplained(lib, &x, &m) {
         Ok(f) => f,
         Err(None) => return Err(DraftError::NoFailure(log_name.to_string())),
         Err(Some((fid, sig))) => {

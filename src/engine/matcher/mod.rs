@@ -9,7 +9,10 @@
 //! is the oracle the prefilter is tested against, and the naive baseline.
 
 mod eval;
+pub mod fuzzy;
+pub mod layers;
 mod prefilter;
+pub mod wrap;
 
 use std::collections::BTreeMap;
 
@@ -81,6 +84,8 @@ pub struct Matches {
     pub failures: Vec<FailureHit>,
     /// Per signature index.
     pub loose: BTreeMap<usize, LooseHits>,
+    /// Matches found by a layer other than the signature's own conditions.
+    pub via: Vec<layers::ViaNote>,
 }
 
 /// The compiled library: the signatures (each regex built once, on first use, and
@@ -89,6 +94,9 @@ pub struct Matches {
 pub struct Compiled<'l> {
     pub library: &'l Library,
     pub prefilter: Prefilter,
+    /// The fuzzy-similarity index of the library's examples, built on the first failure
+    /// nothing explains (see [`fuzzy`]).
+    pub fuzzy: std::sync::OnceLock<fuzzy::FuzzyIndex>,
 }
 
 impl<'l> Compiled<'l> {
@@ -96,6 +104,7 @@ impl<'l> Compiled<'l> {
         Ok(Compiled {
             library,
             prefilter: Prefilter::new(library)?,
+            fuzzy: std::sync::OnceLock::new(),
         })
     }
 }
@@ -115,6 +124,11 @@ impl<'c> Matcher<'c> {
             kind,
             scratch: Vec::new(),
         }
+    }
+
+    /// The compiled library this matcher reads.
+    pub fn compiled(&self) -> &'c Compiled<'c> {
+        self.compiled
     }
 
     pub fn library(&self) -> &'c Library {

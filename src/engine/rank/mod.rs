@@ -17,6 +17,8 @@
 //! line, then the signature id, so the order is deterministic. Confidence is `high`
 //! from 0.75, `medium` from 0.5, else `low`.
 
+pub mod layers;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
@@ -81,6 +83,10 @@ pub struct Ranked {
     pub occurrences: usize,
     /// The cause (signature index) it was folded under, for a consequence.
     pub folded_under: Option<usize>,
+    /// The layer that found it, when not the signature's own conditions ([`layers`]).
+    pub via: Option<crate::engine::matcher::layers::Via>,
+    /// Folded under a cause that `explains:` it.
+    pub linked: bool,
 }
 
 fn place_weight(p: Place, first: bool, consequence: bool) -> f64 {
@@ -115,6 +121,7 @@ fn layer_weight(layer: &Layer) -> f64 {
     match layer {
         Layer::Signature => 1.0,
         Layer::Table(_) => 0.85,
+        Layer::Fallback => 1.0,
     }
 }
 
@@ -153,6 +160,8 @@ pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
             streams: Vec::new(),
             occurrences: 0,
             folded_under: None,
+            via: None,
+            linked: false,
         });
         if score > r.score {
             r.score = score;
@@ -201,6 +210,8 @@ pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
             streams: Vec::new(),
             occurrences: 0,
             folded_under: None,
+            via: None,
+            linked: false,
         });
         if score > r.score {
             r.score = score;
@@ -238,6 +249,7 @@ pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
     }
     fold_refined_codes(lib, &mut ranked);
     fold_consequences(lib, x, &mut ranked);
+    layers::apply(lib, m, &mut ranked);
     ranked
 }
 

@@ -83,6 +83,10 @@ pub struct Signature {
     pub layer: super::table::Layer,
     /// The highest confidence it may be given.
     pub max_confidence: Option<model::ConfidenceCap>,
+    /// The capture holding the inner error this message wraps ([`crate::layers`]).
+    pub wraps: Option<String>,
+    /// Ids of the later failures this one explains.
+    pub explains: Vec<String>,
 }
 
 impl Signature {
@@ -511,6 +515,21 @@ pub fn compile(
         let c = cx.fact_tree(&f.id, &n.condition);
         explain_env.push((c, n.text.trim().to_string()));
     }
+    if let Some(w) = &f.wraps {
+        if !cx.captures.contains_key(&w.value) {
+            let msg = format!(
+                "wraps names `{}`, which is not a capture of the match",
+                w.value
+            );
+            cx.err(Code::E017, w, msg);
+        }
+    }
+    let (layer, max_confidence) = if f.fallback {
+        let cap = Some(model::ConfidenceCap::Low);
+        (super::table::Layer::Fallback, cap)
+    } else {
+        (super::table::Layer::Signature, f.max_confidence)
+    };
     match (cond, atoms) {
         (Some(cond), Some(atoms)) if cx.errors.is_empty() => Ok(Signature {
             id,
@@ -530,8 +549,10 @@ pub fn compile(
             file: file.to_string(),
             capture_patterns: cx.captures,
             specificity: cx.specificity,
-            layer: super::table::Layer::Signature,
-            max_confidence: f.max_confidence,
+            layer,
+            max_confidence,
+            wraps: f.wraps.as_ref().map(|w| w.value.clone()),
+            explains: f.explains.iter().map(|t| t.value.clone()).collect(),
         }),
         _ => Err(cx.errors),
     }

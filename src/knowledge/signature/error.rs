@@ -35,6 +35,7 @@ pub enum Code {
     E014,
     E015,
     E016,
+    E017,
     W001,
     W002,
     W003,
@@ -44,7 +45,7 @@ pub enum Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 21] = [
+    pub const ALL: [Code; 22] = [
         Code::E001,
         Code::E002,
         Code::E003,
@@ -60,6 +61,7 @@ impl Code {
         Code::E014,
         Code::E015,
         Code::E016,
+        Code::E017,
         Code::W001,
         Code::W002,
         Code::W003,
@@ -86,6 +88,7 @@ impl Code {
             Code::E014 => "E014",
             Code::E015 => "E015",
             Code::E016 => "E016",
+            Code::E017 => "E017",
             Code::W001 => "W001",
             Code::W002 => "W002",
             Code::W003 => "W003",
@@ -122,6 +125,7 @@ impl Code {
             Code::E014 => "a fact condition that does not compile (a bad version specifier, package name or table row)",
             Code::E015 => "a rule without `references:`, or without examples it must `fail` and `pass`",
             Code::E016 => "a code-table entry that no rendering of its table applies to (its keys name no rendering's placeholders)",
+            Code::E017 => "`wraps:` names no capture of the signature's match",
             Code::W001 => "weak atom: shorter than 5 characters, or one of the common tokens below",
             Code::W002 => "capture never used: inside `not:` (never yields a value), or a name an earlier regex of an `all:` already captures (the first value wins)",
             Code::W003 => "no `references:`",

@@ -335,7 +335,7 @@ fn fold_other(f: &LibraryFile, lib: &mut Library, errors: &mut Vec<Diagnostic>) 
 #[derive(Default)]
 struct Fold {
     seen: HashMap<String, (String, usize, usize)>,
-    links: Vec<(String, String, usize, usize, String)>,
+    links: Vec<(String, String, usize, usize, String, &'static str)>,
 }
 
 impl Fold {
@@ -359,13 +359,19 @@ impl Fold {
         }
         self.seen
             .insert(parsed.id.value.clone(), (f.name.clone(), line, col));
-        for t in &parsed.consequence_of {
+        let fields = parsed
+            .consequence_of
+            .iter()
+            .map(|t| (t, "consequence_of"))
+            .chain(parsed.explains.iter().map(|t| (t, "explains")));
+        for (t, field) in fields {
             self.links.push((
                 f.name.clone(),
                 t.value.clone(),
                 t.referenced.line() as usize,
                 t.referenced.column() as usize,
                 f.text.clone(),
+                field,
             ));
         }
         match compiled {
@@ -375,10 +381,9 @@ impl Fold {
     }
 
     fn check_links(self, errors: &mut Vec<Diagnostic>) {
-        for (file, target, line, col, text) in self.links {
+        for (file, target, line, col, text, field) in self.links {
             if !self.seen.contains_key(&target) {
-                let msg =
-                    format!("consequence_of names `{target}`, which no loaded signature defines");
+                let msg = format!("{field} names `{target}`, which no loaded signature defines");
                 errors.push(Diagnostic::new(Code::E008, &file, msg).at(&text, line, col));
             }
         }

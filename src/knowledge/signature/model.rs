@@ -185,6 +185,20 @@ pub struct SignatureFile {
     /// Cap the confidence of this cause (`medium`: the message alone does not establish it).
     #[serde(default)]
     pub max_confidence: Option<ConfidenceCap>,
+    /// The capture that holds an inner error this message wraps: its text is diagnosed
+    /// through the whole library and this failure folds under the inner cause.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub wraps: Option<Text>,
+    /// Ids of the later failures this one explains: when both match, the later one is
+    /// folded under this one as its consequence (and its generic fix is not printed).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub explains: Vec<Text>,
+    /// A structural fallback (exception type, raising module, frames): used only when no
+    /// other signature explains the failure, at `low` confidence.
+    #[serde(default)]
+    pub fallback: bool,
 }
 
 /// A condition: exactly one key.

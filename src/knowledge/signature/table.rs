@@ -35,6 +35,9 @@ pub enum Layer {
     Signature,
     /// An entry of a code table (the table's id).
     Table(String),
+    /// A structural fallback (exception type and raising module), used only when no
+    /// other signature explains a failure.
+    Fallback,
 }
 
 impl Layer {
@@ -42,6 +45,7 @@ impl Layer {
         match self {
             Layer::Signature => "signature",
             Layer::Table(_) => "table",
+            Layer::Fallback => "fallback",
         }
     }
 }
@@ -210,6 +214,9 @@ fn entry_file(t: &TableFile, e: &Entry, alts: Vec<Condition>) -> SignatureFile {
         references,
         examples: e.examples.clone(),
         max_confidence: e.max_confidence,
+        wraps: None,
+        explains: Vec::new(),
+        fallback: false,
     }
 }
 
