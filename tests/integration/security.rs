@@ -1,0 +1,195 @@
+//! Regression tests of the second security review (issue 19), each through the CLI with
+//! the reproduction of its finding. Every log, script and file here is CONSTRUCTED test
+//! data (written by the test), except where a line is said to be copied from elsewhere.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+fn bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("crashdoc")
+}
+
+fn crashdoc() -> Command {
+    let mut c = Command::new(bin());
+    c.env("NO_COLOR", "1");
+    c
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn no_panic(o: &Output) {
+    let e = stderr(o);
+    assert!(
+        !e.contains("panicked") && !e.contains("RUST_BACKTRACE"),
+        "crashdoc panicked: {e}"
+    );
+    assert!(
+        o.status.code().is_some(),
+        "killed by a signal: {:?}",
+        o.status
+    );
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).expect("write temp file");
+    p
+}
+
+/// Writes an executable shell script (a stand-in for `--python`).
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let p = write(dir, name, format!("#!/bin/sh\n{body}\n").as_bytes());
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    p
+}
+
+/// Whether a process runs (exists and is not a zombie).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            s.rsplit_once(") ")
+                .map(|(_, rest)| !rest.starts_with('Z'))
+                .unwrap_or(false)
+        })
+        .unwrap_or(false)
+}
+
+// ---- 1. preflight runs code from the current directory -------------------------------
+
+#[test]
+fn preflight_does_not_import_a_pip_py_from_the_current_directory() {
+    // the reproduction of the review: in a directory holding a `pip.py` that writes a
+    // file and prints `[]`, `crashdoc preflight`; the file must not appear
+    let has_python = std::process::Command::new("python3")
+        .arg("-c")
+        .arg("pass")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !has_python {
+        eprintln!("SKIPPED: no python3 on this machine");
+        return;
+    }
+    let d = TempDir::new().expect("tmp");
+    let marker = d.path().join("PWNED");
+    write(
+        d.path(),
+        "pip.py",
+        format!(
+            "open({:?}, 'w').write('ran')\nprint('[]')\n",
+            marker.display().to_string()
+        )
+        .as_bytes(),
+    );
+    // the control: Python without isolation does run it from there
+    let _ = std::process::Command::new("python3")
+        .args(["-m", "pip", "list"])
+        .current_dir(d.path())
+        .output();
+    if !marker.exists() {
+        eprintln!("note: this python3 does not import pip.py from its cwd anyway");
+    }
+    let _ = std::fs::remove_file(&marker);
+    let o = crashdoc()
+        .current_dir(d.path())
+        .args(["preflight", "--timeout", "60"])
+        .output()
+        .expect("run");
+    no_panic(&o);
+    assert!(
+        !marker.exists(),
+        "preflight executed pip.py from the current directory: {}",
+        stderr(&o)
+    );
+    assert!(code(&o) <= 2, "{}", stderr(&o));
+}
+
+#[test]
+fn preflight_stops_a_child_that_prints_endlessly_with_a_clear_error() {
+    let d = TempDir::new().expect("tmp");
+    let py = script(
+        d.path(),
+        "python",
+        "exec yes 'x x x x x x x x x x x x x x x'",
+    );
+    let t = Instant::now();
+    let o = crashdoc()
+        .args(["preflight", "--timeout", "120", "--python"])
+        .arg(&py)
+        .output()
+        .expect("run");
+    no_panic(&o);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("printed more than") && e.contains("stdout"),
+        "{e}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(60), "{:?}", t.elapsed());
+}
+
+#[test]
+fn preflight_ends_at_the_timeout_when_a_grandchild_holds_the_pipe() {
+    // the child prints a valid (empty) list and exits at once, but leaves a grandchild
+    // holding stdout open for 60 s: preflight must end at `--timeout 2`, killing it
+    let d = TempDir::new().expect("tmp");
+    let pidfile = d.path().join("grandchild.pid");
+    let py = script(
+        d.path(),
+        "python",
+        &format!(
+            "sleep 60 &\necho $! > '{}'\necho '[]'\nexit 0",
+            pidfile.display()
+        ),
+    );
+    let t = Instant::now();
+    let o = crashdoc()
+        .args(["preflight", "--timeout", "2", "--python"])
+        .arg(&py)
+        .timeout(Duration::from_secs(50))
+        .output()
+        .expect("run");
+    let took = t.elapsed();
+    no_panic(&o);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("timed out after 2 s"), "{}", stderr(&o));
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    let pid: u32 = std::fs::read_to_string(&pidfile)
+        .expect("the script wrote the grandchild's pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!alive(pid), "the grandchild {pid} still runs");
+}
+
+#[test]
+fn preflight_runs_a_relative_python_path_from_the_callers_directory() {
+    // the children run in `/`; a `--python ./venv/bin/python` still names the caller's
+    let d = TempDir::new().expect("tmp");
+    std::fs::create_dir_all(d.path().join("venv/bin")).expect("mkdir");
+    script(d.path(), "venv/bin/python", "echo '[]'");
+    let o = crashdoc()
+        .current_dir(d.path())
+        .args(["preflight", "--python", "./venv/bin/python"])
+        .output()
+        .expect("run");
+    no_panic(&o);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).contains("0 packages"), "{}", stdout(&o));
+}
