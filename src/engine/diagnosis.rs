@@ -133,9 +133,42 @@ static UNIT_PATTERN: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::ne
     regex::Regex::new(r"^[A-Za-z0-9@._:\\-]+$").expect("unit pattern")
 });
 
-fn unit_value(x: &Extraction) -> Option<String> {
-    let u = x.unit.as_deref()?;
+/// The unit a cause's commands name: the unit whose process wrote its failures (all
+/// of them in one unit), else the unit of a captured `pid` (the OOM killer's victim),
+/// else the one unit of the failures that follow from it (the wrapper that saw its
+/// child killed). `None` when the log does not establish it: never the first unit a
+/// journal names.
+fn cause_unit(
+    x: &Extraction,
+    by_id: &BTreeMap<usize, &Failure>,
+    r: &Ranked,
+    following: &[usize],
+) -> Option<String> {
+    let own = r.failures.iter().filter_map(|id| by_id.get(id).copied());
+    let u = match one_unit(own) {
+        Ok(Some(u)) => u,
+        Ok(None) => {
+            let pid = r.captures.get("pid").and_then(|p| p.parse::<u32>().ok());
+            match pid.and_then(|p| x.pid_units.get(&p)) {
+                Some(u) => u.as_str(),
+                None => {
+                    one_unit(following.iter().filter_map(|id| by_id.get(id).copied())).ok()??
+                }
+            }
+        }
+        Err(()) => return None,
+    };
     Some(u.strip_suffix(".service").unwrap_or(u).to_string())
+}
+
+/// The unit of these failures: `Ok(None)` when none has one, `Err` when they disagree.
+fn one_unit<'a>(fs: impl Iterator<Item = &'a Failure>) -> Result<Option<&'a str>, ()> {
+    let mut units = fs.filter_map(|f| f.unit.as_deref());
+    match units.next() {
+        Some(u) if units.all(|v| v == u) => Ok(Some(u)),
+        Some(_) => Err(()),
+        None => Ok(None),
+    }
 }
 
 impl Diagnosis {
@@ -161,7 +194,6 @@ impl Diagnosis {
     ) -> Diagnosis {
         rank::order(lib, &mut ranked);
         let by_id: BTreeMap<usize, &Failure> = x.failures.iter().map(|f| (f.id, f)).collect();
-        let unit = unit_value(&x);
         let mut noise = Vec::new();
         let mut causes: Vec<Cause> = Vec::new();
         for r in ranked.iter() {
@@ -200,6 +232,18 @@ impl Diagnosis {
                     .map_or(0, |t| t.workers);
                 spread.push((*a, streams, workers));
             }
+            let following: Vec<usize> = ranked
+                .iter()
+                .filter(|c| c.folded_under == Some(r.signature))
+                .flat_map(|c| c.failures.iter().copied())
+                .chain(
+                    x.failures
+                        .iter()
+                        .filter(|f| f.consequence_of.is_some_and(|c| r.failures.contains(&c)))
+                        .map(|f| f.id),
+                )
+                .collect();
+            let unit = cause_unit(&x, &by_id, r, &following);
             let remediation = render_steps(
                 sig,
                 &r.captures,
@@ -360,6 +404,9 @@ pub fn render_step_list(
     fitting
 }
 
+/// The note of a step that needs a unit the log does not establish.
+const UNIT_UNKNOWN: &str = "needs `unit`: the log does not tie the failing process to a systemd unit (by _SYSTEMD_UNIT, its pid or its journald identifier); fill in the unit of the service";
+
 fn render_step(
     s: &crate::knowledge::signature::compile::Step,
     captures: &BTreeMap<String, String>,
@@ -397,6 +444,7 @@ fn render_step(
             Ok(c) => out.command = Some(c),
             Err(e) => {
                 out.note = Some(match &e {
+                    RenderError::Missing(n) if n == "unit" => UNIT_UNKNOWN.to_string(),
                     RenderError::Missing(_) | RenderError::Refused { .. } => e.to_string(),
                 });
                 out.template = Some(t.source.clone());

@@ -193,3 +193,96 @@ fn preflight_runs_a_relative_python_path_from_the_callers_directory() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(stdout(&o).contains("0 packages"), "{}", stdout(&o));
 }
+
+// ---- 2. fixes target the wrong systemd unit --------------------------------------------
+
+/// The message of the flashinfer mismatch, as in tests/data/scenario/journal.txt.
+const CUBIN: &str = "RuntimeError: flashinfer-cubin version (0.6.3) does not match flashinfer version (0.6.4). Please install the same version of both packages. Set FLASHINFER_DISABLE_VERSION_CHECK=1 to bypass this check.";
+
+/// Diagnoses `log` (JSON) and returns the first cause's remediation steps.
+fn steps_of(log: &str) -> Vec<serde_json::Value> {
+    let d = TempDir::new().expect("tmp");
+    let p = write(d.path(), "journal.log", log.as_bytes());
+    let o = crashdoc()
+        .args(["--format", "json"])
+        .arg(&p)
+        .output()
+        .expect("run");
+    no_panic(&o);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    v["causes"][0]["remediation"]
+        .as_array()
+        .cloned()
+        .unwrap_or_else(|| panic!("no cause: {}", stdout(&o)))
+}
+
+fn restart_step(steps: &[serde_json::Value]) -> serde_json::Value {
+    steps
+        .iter()
+        .find(|s| {
+            s["command"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("systemctl restart"))
+                || s["template"]
+                    .as_str()
+                    .is_some_and(|c| c.starts_with("systemctl restart"))
+        })
+        .cloned()
+        .expect("a restart step")
+}
+
+#[test]
+fn a_unit_seen_earlier_in_the_journal_is_not_the_failing_unit() {
+    // the reproduction of the review: an unfiltered journal where systemd-networkd was
+    // deactivated before a Python process (not tied to any unit) failed
+    let log = format!(
+        "Dec 01 10:00:00 gpu1 systemd[1]: systemd-networkd.service: Deactivated successfully.\n\
+         Dec 01 10:00:05 gpu1 python3[4242]: {CUBIN}\n"
+    );
+    let steps = steps_of(&log);
+    for s in &steps {
+        assert!(
+            !s["command"].as_str().unwrap_or("").contains("networkd"),
+            "a fix targets systemd-networkd: {s}"
+        );
+    }
+    let r = restart_step(&steps);
+    assert!(r["command"].is_null(), "{r}");
+    assert_eq!(r["template"], "systemctl restart {{unit}}", "{r}");
+    assert!(
+        r["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("needs `unit`")),
+        "{r}"
+    );
+}
+
+#[test]
+fn the_unit_is_the_one_whose_process_failed() {
+    // by pid: systemd names the failing pid of vllm.service (after networkd's line)
+    let by_pid = format!(
+        "Dec 01 10:00:00 gpu1 systemd[1]: systemd-networkd.service: Deactivated successfully.\n\
+         Dec 01 10:00:05 gpu1 python3[4242]: {CUBIN}\n\
+         Dec 01 10:00:06 gpu1 systemd[1]: vllm.service: Killing process 4242 (python3) with signal SIGKILL.\n"
+    );
+    // by journald identifier: `vllm[4242]` and the unit `vllm.service`
+    let by_ident = format!(
+        "Dec 01 10:00:00 gpu1 systemd[1]: systemd-networkd.service: Deactivated successfully.\n\
+         Dec 01 10:00:05 gpu1 vllm[4242]: {CUBIN}\n\
+         Dec 01 10:00:06 gpu1 systemd[1]: vllm.service: Main process exited, code=exited, status=1/FAILURE\n"
+    );
+    // by _SYSTEMD_UNIT, in an unfiltered JSON journal
+    let json_line = |unit: &str, pid: &str, msg: &str| {
+        serde_json::json!({"_PID": pid, "SYSLOG_IDENTIFIER": "x", "_SYSTEMD_UNIT": unit, "PRIORITY": "3", "MESSAGE": msg})
+            .to_string()
+    };
+    let by_field = format!(
+        "{}\n{}\n",
+        json_line("systemd-networkd.service", "300", "Link UP"),
+        json_line("vllm.service", "4242", CUBIN)
+    );
+    for log in [by_pid, by_ident, by_field] {
+        let r = restart_step(&steps_of(&log));
+        assert_eq!(r["command"], "systemctl restart vllm", "{log}\n{r}");
+    }
+}

@@ -27,6 +27,7 @@
 mod link;
 pub mod shapes;
 mod sites;
+pub mod units;
 
 use std::collections::HashMap;
 
@@ -36,6 +37,7 @@ use crate::engine::normalize::{fnv1a, Level, Record, FNV_OFFSET};
 pub use crate::knowledge::failure_kind::FailureKind;
 pub use shapes::ChainMarker;
 pub use sites::Site;
+use units::{Owner, UnitLinks};
 
 /// Lines kept per failure; further lines are counted in `elided_lines`.
 pub const MAX_BLOCK_LINES: usize = 400;
@@ -165,6 +167,13 @@ pub struct Failure {
     pub lines: Vec<BlockLine>,
     #[serde(skip_serializing_if = "is_zero")]
     pub elided_lines: usize,
+    /// The systemd unit whose process wrote it, when the log establishes it (see
+    /// [`units`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    /// Who wrote its first line (what ties it to a unit).
+    #[serde(skip)]
+    pub owner: Owner,
 }
 
 impl Failure {
@@ -208,11 +217,15 @@ pub struct Extraction {
     pub lines: usize,
     pub attempts: Vec<Attempt>,
     pub failures: Vec<Failure>,
-    /// The systemd unit, when the log names one.
+    /// The systemd unit of the first failure whose unit the log establishes (never
+    /// merely the first unit a journal names; see [`units`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
     #[serde(skip_serializing_if = "is_zero")]
     pub dropped_failures: usize,
+    /// The pids the log places in a unit.
+    #[serde(skip)]
+    pub pid_units: std::collections::BTreeMap<u32, String>,
 }
 
 impl Extraction {
@@ -260,6 +273,7 @@ struct Open {
     headline: Option<String>,
     truncated: bool,
     first: Occurrence,
+    owner: Owner,
 }
 
 impl Open {
@@ -285,6 +299,7 @@ impl Open {
                 line: rec.line,
                 timestamp: rec.timestamp.clone(),
             },
+            owner: Owner::of(rec),
         }
     }
 
@@ -364,7 +379,7 @@ pub struct Extractor {
     closed: Vec<Failure>,
     index: HashMap<(usize, String), usize>,
     attempts: Vec<Attempt>,
-    unit: Option<String>,
+    links: UnitLinks,
     lines: usize,
     dropped: usize,
     /// Hashes of the keys of `streams`, rebuilt when `busy_dirty`.
@@ -394,7 +409,7 @@ impl Extractor {
             workers: Default::default(),
             busy: Vec::new(),
             busy_dirty: true,
-            unit: None,
+            links: UnitLinks::default(),
             lines: 0,
             dropped: 0,
         }
@@ -463,11 +478,7 @@ impl Extractor {
         self.busy_dirty = true;
         self.lines = rec.line;
         self.attempt().last_line = rec.line;
-        if self.unit.is_none() {
-            if let Some(u) = &rec.stream.unit {
-                self.unit = Some(u.clone());
-            }
-        }
+        self.links.note(&rec);
         // Crash attempts: systemd (re)starting the unit after a failure opens a new one.
         if shapes::is_systemd_start(&rec) {
             let had_failures = self.attempt().failures > 0
@@ -794,6 +805,8 @@ impl Extractor {
             consequence_shape: false,
             lines: open.lines,
             elided_lines: open.elided_lines,
+            unit: None,
+            owner: open.owner,
         };
         failure.headline = open.headline.unwrap_or_else(|| headline_of(&failure));
         if failure.kind == FailureKind::Traceback
@@ -854,6 +867,9 @@ impl Extractor {
                 }
             }
         }
+        for f in &mut failures {
+            f.unit = self.links.resolve(&f.owner);
+        }
         link::link_attempts(&mut failures);
         for a in &mut self.attempts {
             a.failures = failures.iter().filter(|f| f.attempt == a.index).count();
@@ -861,9 +877,10 @@ impl Extractor {
         Extraction {
             lines: self.lines,
             attempts: self.attempts,
+            unit: failures.iter().find_map(|f| f.unit.clone()),
             failures,
-            unit: self.unit,
             dropped_failures: self.dropped,
+            pid_units: self.links.pid_units(),
         }
     }
 }

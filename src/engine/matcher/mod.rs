@@ -278,6 +278,8 @@ impl Failure {
                 message: rec.message.clone(),
             }],
             elided_lines: 0,
+            unit: None,
+            owner: crate::engine::extract::units::Owner::of(rec),
         }
     }
 }
