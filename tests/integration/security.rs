@@ -286,3 +286,102 @@ fn the_unit_is_the_one_whose_process_failed() {
         assert_eq!(r["command"], "systemctl restart vllm", "{log}\n{r}");
     }
 }
+
+// ---- 4. values quoted but dangerous ----------------------------------------------------
+
+/// The commands (filled) and notes of every cause of a one-line log.
+fn commands_of(line: &str) -> (Vec<String>, Vec<String>) {
+    let d = TempDir::new().expect("tmp");
+    let p = write(d.path(), "constructed.log", format!("{line}\n").as_bytes());
+    let o = crashdoc()
+        .args(["--format", "json"])
+        .arg(&p)
+        .output()
+        .expect("run");
+    no_panic(&o);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let (mut cmds, mut notes) = (Vec::new(), Vec::new());
+    for c in v["causes"].as_array().into_iter().flatten() {
+        for s in c["remediation"].as_array().into_iter().flatten() {
+            if let Some(x) = s["command"].as_str() {
+                cmds.push(x.to_string());
+            }
+            if let Some(x) = s["note"].as_str() {
+                notes.push(x.to_string());
+            }
+        }
+    }
+    (cmds, notes)
+}
+
+#[test]
+fn a_quoted_path_that_climbs_or_names_a_system_location_is_refused() {
+    // the reproductions of the review: `..` out of the cache, and /etc/shadow
+    for path in [
+        "/root/.cache/huggingface/../../..",
+        "/etc/shadow",
+        "/",
+        "/root",
+        "//etc/./passwd",
+    ] {
+        let (cmds, notes) = commands_of(&format!(
+            "PermissionError: [Errno 13] Permission denied: '{path}'"
+        ));
+        for c in &cmds {
+            assert!(!c.contains("chown"), "{path}: {c}");
+        }
+        assert!(
+            notes.iter().any(|n| n.contains("refused")),
+            "{path}: {notes:?}"
+        );
+    }
+    // a cache path is still filled
+    let (cmds, _) = commands_of(
+        "PermissionError: [Errno 13] Permission denied: '/root/.cache/huggingface/hub'",
+    );
+    assert!(
+        cmds.iter()
+            .any(|c| c.ends_with("chown -R \"$(id -u):$(id -g)\" /root/.cache/huggingface/hub")),
+        "{cmds:?}"
+    );
+}
+
+#[test]
+fn glob_and_brace_characters_are_quoted_for_every_shell() {
+    // `^` globs under zsh's EXTENDED_GLOB, `[`/`{` in every shell
+    for (path, quoted) in [
+        ("/data/x^y", "'/data/x^y'"),
+        ("/data/x[1-9]", "'/data/x[1-9]'"),
+        ("/data/{a,b}", "'/data/{a,b}'"),
+    ] {
+        let (cmds, _) = commands_of(&format!(
+            "PermissionError: [Errno 13] Permission denied: '{path}'"
+        ));
+        assert!(
+            cmds.iter().any(|c| c.ends_with(&format!(" {quoted}"))),
+            "{path}: {cmds:?}"
+        );
+    }
+    // fish reads `\'` and a final `\` inside single quotes: refused
+    let (cmds, notes) = commands_of(r"PermissionError: [Errno 13] Permission denied: '/data/x\\'");
+    assert!(cmds.iter().all(|c| !c.contains("chown")), "{cmds:?}");
+    assert!(notes.iter().any(|n| n.contains("fish")), "{notes:?}");
+}
+
+#[test]
+fn curl_templates_turn_off_url_globbing() {
+    // curl expands `[1-1000000000]` and `{a,b}` in a URL unless `-g` is given
+    let lib = crashdoc::knowledge::signature::load(&[
+        crashdoc::knowledge::signature::LibrarySource::Builtin,
+    ])
+    .expect("library");
+    for s in &lib.signatures {
+        for step in &s.remediation {
+            let Some(t) = &step.command else { continue };
+            let src = &t.source;
+            if src.contains("curl ") && src.contains("{{") {
+                assert!(src.contains("curl -g "), "{}: {src}", s.id);
+            }
+        }
+    }
+}
