@@ -107,6 +107,9 @@ pub struct Diagnosis {
     pub unit: Option<String>,
     pub attempts: Vec<Attempt>,
     pub failures: Vec<Failure>,
+    /// Streams whose open block was closed early by the cap on open streams.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub evicted_streams: usize,
     /// The environment facts used (from `--env` files and reports inside the log).
     #[serde(skip_serializing_if = "crate::env::Facts::is_empty")]
     pub environment: crate::env::Facts,
@@ -342,6 +345,7 @@ impl Diagnosis {
             unit: x.unit.clone(),
             attempts: x.attempts,
             failures: x.failures,
+            evicted_streams: x.evicted_streams,
             environment: facts,
             findings: Vec::new(),
         }
@@ -452,4 +456,8 @@ fn render_step(
         }
     }
     out
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

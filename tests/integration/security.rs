@@ -385,3 +385,52 @@ fn curl_templates_turn_off_url_globbing() {
         }
     }
 }
+
+// ---- 3. bounded memory with many streams -----------------------------------------------
+
+/// Peak RSS (KiB) of `crashdoc ARGS` under `/usr/bin/time -v`, and its stdout.
+fn peak_rss(args: &[&std::ffi::OsStr]) -> Option<(u64, Vec<u8>)> {
+    let time = Path::new("/usr/bin/time");
+    if !time.exists() {
+        eprintln!("SKIPPED: /usr/bin/time is not installed; peak memory is not measured");
+        return None;
+    }
+    let o = std::process::Command::new(time)
+        .arg("-v")
+        .arg(bin())
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run");
+    let kib = stderr(&o).lines().find_map(|l| {
+        l.trim()
+            .strip_prefix("Maximum resident set size (kbytes): ")
+            .and_then(|v| v.trim().parse().ok())
+    })?;
+    Some((kib, o.stdout))
+}
+
+#[test]
+fn many_streams_with_half_open_tracebacks_hold_bounded_memory() {
+    // the review's attack, scaled for a debug build (benches/streams.sh runs 500,000):
+    // every `[rankN]:` stream opens a traceback and never ends it
+    let n = 60_000;
+    let d = TempDir::new().expect("tmp");
+    let mut log = String::with_capacity(n * 90);
+    for i in 0..n {
+        log.push_str(&format!(
+            "[rank{i}]: Traceback (most recent call last):\n[rank{i}]:   File \"/app/train.py\", line 12, in <module>\n"
+        ));
+    }
+    let p = write(d.path(), "streams.log", log.as_bytes());
+    let Some((kib, out)) = peak_rss(&["--format".as_ref(), "json".as_ref(), p.as_os_str()]) else {
+        return;
+    };
+    let v: serde_json::Value = serde_json::from_slice(&out).expect("json");
+    assert!(
+        v["evicted_streams"].as_u64().is_some_and(|e| e > 0),
+        "the eviction is counted: {}",
+        v["evicted_streams"]
+    );
+    assert!(kib < 64 * 1024, "peak RSS {kib} KiB");
+}

@@ -223,6 +223,9 @@ pub struct Extraction {
     pub unit: Option<String>,
     #[serde(skip_serializing_if = "is_zero")]
     pub dropped_failures: usize,
+    /// Streams whose open block was closed early by the cap on open streams.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub evicted_streams: usize,
     /// The pids the log places in a unit.
     #[serde(skip)]
     pub pid_units: std::collections::BTreeMap<u32, String>,
@@ -274,6 +277,8 @@ struct Open {
     truncated: bool,
     first: Occurrence,
     owner: Owner,
+    /// Bytes of line text kept in `lines`.
+    text_bytes: usize,
 }
 
 impl Open {
@@ -300,11 +305,16 @@ impl Open {
                 timestamp: rec.timestamp.clone(),
             },
             owner: Owner::of(rec),
+            text_bytes: 0,
         }
     }
 
     fn absorb(&mut self, rec: &Record) {
-        if self.lines.len() < MAX_BLOCK_LINES {
+        let bytes = rec.raw.len() + rec.message.len();
+        if self.lines.len() < MAX_BLOCK_LINES
+            && (self.lines.is_empty() || self.text_bytes + bytes <= MAX_FAILURE_TEXT)
+        {
+            self.text_bytes += bytes;
             self.lines.push(BlockLine {
                 line: rec.line,
                 text: rec.raw.clone(),
@@ -370,7 +380,17 @@ struct StreamState {
     open: Option<Open>,
     /// An error line that may introduce a traceback on this stream's next line.
     pending: Option<(Record, String)>,
+    /// When the stream last fed a line (for evicting the least recently used).
+    touched: u64,
 }
+
+/// Streams with an open block or a pending line kept at once: past it, the least
+/// recently used quarter is closed as if its input had ended there (counted in
+/// `evicted_streams`), so that a million `[rankN]:` streams cost no more than this.
+pub const MAX_OPEN_STREAMS: usize = 4096;
+/// Bytes of line text kept per failure (raw and peeled); further lines are counted in
+/// `elided_lines`.
+pub const MAX_FAILURE_TEXT: usize = 256 << 10;
 
 /// The streaming extractor.
 pub struct Extractor {
@@ -382,6 +402,9 @@ pub struct Extractor {
     links: UnitLinks,
     lines: usize,
     dropped: usize,
+    /// Streams closed early by [`MAX_OPEN_STREAMS`], and the clock of their use.
+    evicted: usize,
+    tick: u64,
     /// Hashes of the keys of `streams`, rebuilt when `busy_dirty`.
     busy: Vec<u64>,
     busy_dirty: bool,
@@ -412,6 +435,8 @@ impl Extractor {
             links: UnitLinks::default(),
             lines: 0,
             dropped: 0,
+            evicted: 0,
+            tick: 0,
         }
     }
 
@@ -527,7 +552,12 @@ impl Extractor {
         };
         let out = self.step(&mut st, &key, rec);
         if st.open.is_some() || st.pending.is_some() {
+            self.tick += 1;
+            st.touched = self.tick;
             self.streams.insert(key, st);
+            if self.streams.len() > MAX_OPEN_STREAMS {
+                self.evict_oldest();
+            }
         }
         out
     }
@@ -839,15 +869,40 @@ impl Extractor {
         let mut keys: Vec<String> = self.streams.keys().cloned().collect();
         keys.sort();
         for k in keys {
-            if let Some(mut st) = self.streams.remove(&k) {
-                if let Some((p, label)) = st.pending.take() {
-                    let mut open = Open::new(FailureKind::ErrorLine, State::Single, &p, &label);
-                    open.absorb(&p);
-                    self.close(open);
-                }
-                if let Some(open) = st.open.take() {
-                    self.close(open);
-                }
+            if let Some(st) = self.streams.remove(&k) {
+                self.close_stream(st);
+            }
+        }
+    }
+
+    fn close_stream(&mut self, mut st: StreamState) {
+        if let Some((p, label)) = st.pending.take() {
+            let mut open = Open::new(FailureKind::ErrorLine, State::Single, &p, &label);
+            open.absorb(&p);
+            self.close(open);
+        }
+        if let Some(open) = st.open.take() {
+            self.close(open);
+        }
+    }
+
+    /// Closes the least recently used quarter of the open streams.
+    fn evict_oldest(&mut self) {
+        let mut ticks: Vec<u64> = self.streams.values().map(|s| s.touched).collect();
+        let n = ticks.len() / 4;
+        let (_, cut, _) = ticks.select_nth_unstable(n);
+        let cut = *cut;
+        let mut old: Vec<String> = self
+            .streams
+            .iter()
+            .filter(|(_, s)| s.touched <= cut)
+            .map(|(k, _)| k.clone())
+            .collect();
+        old.sort();
+        for k in old {
+            if let Some(st) = self.streams.remove(&k) {
+                self.close_stream(st);
+                self.evicted += 1;
             }
         }
     }
@@ -880,6 +935,7 @@ impl Extractor {
             unit: failures.iter().find_map(|f| f.unit.clone()),
             failures,
             dropped_failures: self.dropped,
+            evicted_streams: self.evicted,
             pid_units: self.links.pid_units(),
         }
     }
