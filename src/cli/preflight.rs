@@ -60,10 +60,11 @@ pub struct PreflightArgs {
     /// repeatable). Without it, the facts are collected on this machine.
     #[arg(long = "env", value_name = "FILE")]
     pub env: Vec<PathBuf>,
-    /// The Python whose packages are checked (a venv's `bin/python`).
+    /// The Python whose packages are checked (a venv's `bin/python`). It runs isolated
+    /// (`-I`) in `/`: nothing in the current directory is imported.
     #[arg(long, value_name = "PATH", default_value = "python3")]
     pub python: String,
-    /// Seconds each collection command may take.
+    /// Seconds each collection command may take (its whole process group is killed then).
     #[arg(long, default_value_t = 60)]
     pub timeout: u64,
     /// Warnings fail too.
@@ -98,7 +99,8 @@ pub fn run_preflight(a: &PreflightArgs) -> anyhow::Result<ExitCode> {
                 c.facts
             }
             Err(e) => anyhow::bail!(
-                "cannot collect the environment: {e}\ncrashdoc: give a report instead: crashdoc preflight --env pip-list.txt"
+                "cannot collect the environment: {}\ncrashdoc: give a report instead: crashdoc preflight --env pip-list.txt",
+                escape_control(&e.to_string())
             ),
         }
     } else {

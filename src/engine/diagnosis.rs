@@ -120,6 +120,9 @@ pub struct Diagnosis {
     pub unit: Option<String>,
     pub attempts: Vec<Attempt>,
     pub failures: Vec<Failure>,
+    /// Streams whose open block was closed early by the cap on open streams.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub evicted_streams: usize,
     /// The environment facts used (from `--env` files and reports inside the log).
     #[serde(skip_serializing_if = "crate::env::Facts::is_empty")]
     pub environment: crate::env::Facts,
@@ -146,9 +149,42 @@ static UNIT_PATTERN: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::ne
     regex::Regex::new(r"^[A-Za-z0-9@._:\\-]+$").expect("unit pattern")
 });
 
-fn unit_value(x: &Extraction) -> Option<String> {
-    let u = x.unit.as_deref()?;
+/// The unit a cause's commands name: the unit whose process wrote its failures (all
+/// of them in one unit), else the unit of a captured `pid` (the OOM killer's victim),
+/// else the one unit of the failures that follow from it (the wrapper that saw its
+/// child killed). `None` when the log does not establish it: never the first unit a
+/// journal names.
+fn cause_unit(
+    x: &Extraction,
+    by_id: &BTreeMap<usize, &Failure>,
+    r: &Ranked,
+    following: &[usize],
+) -> Option<String> {
+    let own = r.failures.iter().filter_map(|id| by_id.get(id).copied());
+    let u = match one_unit(own) {
+        Ok(Some(u)) => u,
+        Ok(None) => {
+            let pid = r.captures.get("pid").and_then(|p| p.parse::<u32>().ok());
+            match pid.and_then(|p| x.pid_units.get(&p)) {
+                Some(u) => u.as_str(),
+                None => {
+                    one_unit(following.iter().filter_map(|id| by_id.get(id).copied())).ok()??
+                }
+            }
+        }
+        Err(()) => return None,
+    };
     Some(u.strip_suffix(".service").unwrap_or(u).to_string())
+}
+
+/// The unit of these failures: `Ok(None)` when none has one, `Err` when they disagree.
+fn one_unit<'a>(fs: impl Iterator<Item = &'a Failure>) -> Result<Option<&'a str>, ()> {
+    let mut units = fs.filter_map(|f| f.unit.as_deref());
+    match units.next() {
+        Some(u) if units.all(|v| v == u) => Ok(Some(u)),
+        Some(_) => Err(()),
+        None => Ok(None),
+    }
 }
 
 impl Diagnosis {
@@ -180,7 +216,6 @@ impl Diagnosis {
             x: &x,
             ranked: &ranked,
             by_id: x.failures.iter().map(|f| (f.id, f)).collect(),
-            unit: unit_value(&x),
             facts: &facts,
         };
         let mut noise = Vec::new();
@@ -220,6 +255,7 @@ impl Diagnosis {
             unit: x.unit.clone(),
             attempts: x.attempts,
             failures: x.failures,
+            evicted_streams: x.evicted_streams,
             environment: facts,
             findings: Vec::new(),
         }
@@ -237,7 +273,6 @@ struct Assembly<'a> {
     x: &'a Extraction,
     ranked: &'a [Ranked],
     by_id: BTreeMap<usize, &'a Failure>,
-    unit: Option<String>,
     facts: &'a crate::env::Facts,
 }
 
@@ -250,11 +285,27 @@ impl Assembly<'_> {
             .iter()
             .filter_map(|id| self.by_id.get(id))
             .min_by_key(|f| f.first.line);
+        // the unit of a command is the unit whose process produced this cause's
+        // evidence (or its consequences'), never merely the first unit of the log
+        let following: Vec<usize> = self
+            .ranked
+            .iter()
+            .filter(|c| c.folded_under == Some(r.signature))
+            .flat_map(|c| c.failures.iter().copied())
+            .chain(
+                self.x
+                    .failures
+                    .iter()
+                    .filter(|f| f.consequence_of.is_some_and(|c| r.failures.contains(&c)))
+                    .map(|f| f.id),
+            )
+            .collect();
+        let unit = cause_unit(self.x, &self.by_id, r, &following);
         let remediation = render_steps(
             sig,
             &r.captures,
             &sig.capture_patterns,
-            self.unit.as_deref(),
+            unit.as_deref(),
             self.facts,
         );
         let layer = crate::engine::rank::layers::describe(self.lib, r);
@@ -420,6 +471,9 @@ pub fn render_step_list(
     fitting
 }
 
+/// The note of a step that needs a unit the log does not establish.
+const UNIT_UNKNOWN: &str = "needs `unit`: the log does not tie the failing process to a systemd unit (by _SYSTEMD_UNIT, its pid or its journald identifier); fill in the unit of the service";
+
 fn render_step(
     s: &crate::knowledge::signature::compile::Step,
     captures: &BTreeMap<String, String>,
@@ -457,6 +511,7 @@ fn render_step(
             Ok(c) => out.command = Some(c),
             Err(e) => {
                 out.note = Some(match &e {
+                    RenderError::Missing(n) if n == "unit" => UNIT_UNKNOWN.to_string(),
                     RenderError::Missing(_) | RenderError::Refused { .. } => e.to_string(),
                 });
                 out.template = Some(t.source.clone());
@@ -464,4 +519,8 @@ fn render_step(
         }
     }
     out
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

@@ -506,6 +506,13 @@ pub fn render_extraction(input: &str, x: &Extraction, st: Style) -> String {
             x.dropped_failures
         );
     }
+    if x.evicted_streams > 0 {
+        let _ = writeln!(
+            out,
+            "{} streams had their open block closed early (limit of open streams)",
+            x.evicted_streams
+        );
+    }
     out
 }
 

@@ -15,4 +15,5 @@ mod library;
 mod prefilter_oracle;
 mod properties;
 mod remediation_safety;
+mod security;
 mod signature_errors;

@@ -16,8 +16,8 @@
 use super::{fuzzy, wrap};
 
 use super::{Matcher, Matches};
-use crate::env::Facts;
 use crate::engine::extract::Extraction;
+use crate::env::Facts;
 use crate::knowledge::signature::table::Layer;
 
 /// How a match was found when it was not by a signature's own conditions on the text.

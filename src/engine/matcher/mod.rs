@@ -311,6 +311,8 @@ impl Failure {
                 message: rec.message.clone(),
             }],
             elided_lines: 0,
+            unit: None,
+            owner: crate::engine::extract::units::Owner::of(rec),
         }
     }
 }

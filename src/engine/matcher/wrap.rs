@@ -11,8 +11,8 @@ use regex::Regex;
 
 use super::layers::{Via, ViaNote};
 use super::{FailureHit, Matcher, Matches};
-use crate::env::Facts;
 use crate::engine::extract::{BlockLine, ExceptionInfo, Extraction, Failure, FailureKind};
+use crate::env::Facts;
 use crate::knowledge::signature::Severity;
 
 /// How many wrappers deep an inner error is followed.
