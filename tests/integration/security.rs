@@ -432,5 +432,15 @@ fn many_streams_with_half_open_tracebacks_hold_bounded_memory() {
         "the eviction is counted: {}",
         v["evicted_streams"]
     );
-    assert!(kib < 64 * 1024, "peak RSS {kib} KiB");
+    // The target is the release binary's peak under 64 MiB; it idles at about 22 MiB
+    // (the library, the automaton), a debug build at about 30. What the streams cost
+    // over the same binary's idle footprint must fit in what the target leaves: 42 MiB.
+    let idle = write(d.path(), "idle.log", b"ok\n");
+    let Some((idle_kib, _)) = peak_rss(&[idle.as_os_str()]) else {
+        return;
+    };
+    assert!(
+        kib.saturating_sub(idle_kib) < 42 * 1024,
+        "peak RSS {kib} KiB, {idle_kib} KiB idle"
+    );
 }
