@@ -58,7 +58,7 @@ pub fn apply(lib: &Library, m: &Matches, ranked: &mut Vec<Ranked>) {
 }
 
 /// A cause folded under a cause that is itself folded goes to the root (a cycle unfolds).
-fn to_roots(ranked: &mut [Ranked]) {
+pub(super) fn to_roots(ranked: &mut [Ranked]) {
     for i in 0..ranked.len() {
         let mut hops = 0;
         while let Some(c) = ranked[i].folded_under {

@@ -89,6 +89,32 @@ pub struct Ranked {
     pub linked: bool,
 }
 
+impl Ranked {
+    /// A signature's aggregate before its first match is folded in.
+    fn new(
+        signature: usize,
+        place: Place,
+        first_line: usize,
+        captures: BTreeMap<String, String>,
+    ) -> Self {
+        Ranked {
+            signature,
+            score: 0.0,
+            place,
+            failures: Vec::new(),
+            evidence: Vec::new(),
+            captures,
+            first_line,
+            attempts: BTreeSet::new(),
+            streams: Vec::new(),
+            occurrences: 0,
+            folded_under: None,
+            via: None,
+            linked: false,
+        }
+    }
+}
+
 fn place_weight(p: Place, first: bool, consequence: bool) -> f64 {
     let base = match p {
         Place::PrimaryException => 1.0,
@@ -148,21 +174,9 @@ pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
         let sig = &lib.signatures[h.signature];
         let w = place_weight(h.place, f.first_in_attempt, f.consequence_of.is_some());
         let score = w * severity_weight(sig.severity) * specificity_weight(sig);
-        let r = out.entry(h.signature).or_insert_with(|| Ranked {
-            signature: h.signature,
-            score: 0.0,
-            place: h.place,
-            failures: Vec::new(),
-            evidence: Vec::new(),
-            captures: BTreeMap::new(),
-            first_line: f.first.line,
-            attempts: BTreeSet::new(),
-            streams: Vec::new(),
-            occurrences: 0,
-            folded_under: None,
-            via: None,
-            linked: false,
-        });
+        let r = out
+            .entry(h.signature)
+            .or_insert_with(|| Ranked::new(h.signature, h.place, f.first.line, BTreeMap::new()));
         if score > r.score {
             r.score = score;
             r.place = h.place;
@@ -198,21 +212,9 @@ pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
             * severity_weight(sig.severity)
             * specificity_weight(sig);
         let first_line = lh.first.as_ref().map_or(0, |o| o.line);
-        let r = out.entry(s).or_insert_with(|| Ranked {
-            signature: s,
-            score: 0.0,
-            place: Place::LooseLine,
-            failures: Vec::new(),
-            evidence: Vec::new(),
-            captures: lh.captures.clone(),
-            first_line,
-            attempts: BTreeSet::new(),
-            streams: Vec::new(),
-            occurrences: 0,
-            folded_under: None,
-            via: None,
-            linked: false,
-        });
+        let r = out
+            .entry(s)
+            .or_insert_with(|| Ranked::new(s, Place::LooseLine, first_line, lh.captures.clone()));
         if score > r.score {
             r.score = score;
             r.place = Place::LooseLine;
@@ -351,27 +353,7 @@ fn fold_consequences(lib: &Library, x: &Extraction, ranked: &mut [Ranked]) {
     for (i, c) in folds {
         ranked[i].folded_under = Some(c);
     }
-    // a consequence folded under a cause that is itself folded goes to the root
-    for i in 0..ranked.len() {
-        let mut seen = 0;
-        while let Some(c) = ranked[i].folded_under {
-            let next = ranked
-                .iter()
-                .find(|r| r.signature == c)
-                .and_then(|r| r.folded_under);
-            match next {
-                Some(n) if n != ranked[i].signature && seen < 8 => {
-                    ranked[i].folded_under = Some(n);
-                    seen += 1;
-                }
-                Some(_) => {
-                    ranked[i].folded_under = None;
-                    break;
-                }
-                None => break,
-            }
-        }
-    }
+    layers::to_roots(ranked);
     // a consequence of an unknown cause is discounted
     for r in ranked.iter_mut() {
         let sig = &lib.signatures[r.signature];
