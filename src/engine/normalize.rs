@@ -739,10 +739,9 @@ pub fn normalize(line: Line) -> Record {
     let text = line.text.as_str();
 
     // Layers that can only come first.
-    if let Some(rest) = text.strip_prefix("> ") {
-        start = text.len() - rest.len();
-    } else if text == ">" {
-        start = 1;
+    let quoted = markdown_start(text);
+    if quoted > 0 {
+        start = quoted;
     } else if text.starts_with("{\"") && text.contains("\"MESSAGE\"") {
         if let Ok(j) = serde_json::from_str::<JournalJson>(text) {
             if let Some(m) = j.message.as_ref().and_then(journal_message) {
@@ -764,6 +763,44 @@ pub fn normalize(line: Line) -> Record {
     rec.raw = line.text;
     rec
 }
+
+/// Where a line pasted into markdown starts: after its quote markers (`> `, nested
+/// `> > `, a bare `>`) and an opening or closing code fence (```` ``` ```` or `~~~`, up
+/// to three spaces indented). A fence line alone (with its info string, ```` ```text ````)
+/// has no message: the whole line is peeled. 0 when the line is not markdown.
+fn markdown_start(text: &str) -> usize {
+    let mut rest = text;
+    loop {
+        if let Some(r) = rest.strip_prefix("> ") {
+            rest = r;
+        } else if rest == ">" {
+            rest = "";
+        } else {
+            break;
+        }
+    }
+    let indent = rest.len() - rest.trim_start_matches(' ').len();
+    let body = &rest[indent..];
+    let fence = if body.starts_with("```") {
+        Some('`')
+    } else if body.starts_with("~~~") {
+        Some('~')
+    } else {
+        None
+    };
+    if let Some(mark) = fence.filter(|_| indent <= MAX_FENCE_INDENT) {
+        let after = body.trim_start_matches(mark);
+        let info = after.trim_end();
+        let info_only = info
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'+' | b'.' | b'-'));
+        rest = if info_only { "" } else { after };
+    }
+    text.len() - rest.len()
+}
+
+/// Spaces a markdown code fence may be indented by (CommonMark).
+const MAX_FENCE_INDENT: usize = 3;
 
 /// How many layer parsers [`try_layer`] knows.
 const LAYERS: usize = 19;
@@ -1145,6 +1182,31 @@ mod tests {
         let r = rec("Nov 20 15:10:43 inky kernel: Out of memory: Killed process 27241 (python)");
         assert_eq!(r.stream.host.as_deref(), Some("inky"));
         assert_eq!(r.stream.ident.as_deref(), Some("kernel"));
+    }
+
+    // Source: the quote and fence shapes of GitHub issue bodies; the log lines inside
+    // are ../shared/incidents/vllm-import-error/log.txt's.
+    #[test]
+    fn markdown_quotes_and_fences_are_peeled() {
+        assert_eq!(rec("```").message, "");
+        assert_eq!(rec("```text").message, "");
+        assert_eq!(rec("> ```python").message, "");
+        assert_eq!(rec("> > ~~~").message, "");
+        assert_eq!(
+            rec("> > NameError: name 'vllm_ops' is not defined").message,
+            "NameError: name 'vllm_ops' is not defined"
+        );
+        assert_eq!(
+            rec("```Traceback (most recent call last):").message,
+            "Traceback (most recent call last):"
+        );
+        assert_eq!(
+            rec(">   File \"x.py\", line 1, in <module>").message,
+            "  File \"x.py\", line 1, in <module>"
+        );
+        // code spans inside a message are not fences
+        let m = "RuntimeError: run `pip install x` first";
+        assert_eq!(rec(m).message, m);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 mod eval;
 mod prefilter;
+pub mod text;
 
 use std::collections::BTreeMap;
 
@@ -49,6 +50,9 @@ pub enum Place {
     FailureLine,
     /// A warning.
     Warning,
+    /// A line of a failure read as text, or a folded reading of its text
+    /// ([`text::readings`]): the parse did not match, the text did.
+    FailureText,
     /// A line that is part of no failure.
     LooseLine,
 }
@@ -124,11 +128,21 @@ impl<'l> Matcher<'l> {
     }
 
     /// Matches a loose line (part of no failure) and folds the result into `into`.
+    ///
+    /// The line's message is read as it is, then folded ([`text::folds`]: a wrapped or
+    /// space-broken paste).
     pub fn match_loose(&mut self, rec: &Record, attempt: usize, into: &mut Matches) {
-        if self.kind == EngineKind::Prefilter && !self.prefilter.any(&rec.message) {
+        let folds: Vec<String> = if text::has_run(&rec.message) {
+            text::folds(rec.message.trim()).collect()
+        } else {
+            Vec::new()
+        };
+        let texts =
+            || std::iter::once(rec.message.as_str()).chain(folds.iter().map(String::as_str));
+        if self.kind == EngineKind::Prefilter && !texts().any(|t| self.prefilter.any(t)) {
             return;
         }
-        let cands = self.candidates_of_lines(std::iter::once(rec.message.as_str()));
+        let cands = self.candidates_of_lines(texts());
         if cands.is_empty() {
             return;
         }
@@ -136,8 +150,15 @@ impl<'l> Matcher<'l> {
         let target = Failure::line_target(rec, attempt, &stream);
         for s in cands {
             let sig = &self.library.signatures[s];
-            let subject = Subject::of_failure(&target);
-            let Some(found) = evaluate_with(&sig.cond, &target, &subject, &self.facts) else {
+            let found = texts().find_map(|t| {
+                let subject = Subject {
+                    headline: t.trim().to_string(),
+                    exception: None,
+                    line: rec.line,
+                };
+                evaluate_with(&sig.cond, &target, &subject, &self.facts)
+            });
+            let Some(found) = found else {
                 continue;
             };
             let e = into.loose.entry(s).or_default();
@@ -189,10 +210,14 @@ impl<'l> Matcher<'l> {
                         .iter()
                         .flat_map(|fr| [fr.file.as_str(), fr.function.as_str()])
                 }));
+            let readings = text::readings(f);
+            let texts = texts.chain(readings.iter().map(|r| r.text.as_str()));
             let cands = self.candidates_of_lines(texts);
             for s in cands {
                 let sig = &self.library.signatures[s];
-                if let Some(hit) = match_failure_with(sig, s, f, &self.facts) {
+                if let Some(hit) = match_parsed(sig, s, f, &self.facts)
+                    .or_else(|| match_text(sig, s, f, &self.facts, &readings))
+                {
                     into.failures.push(hit);
                 }
             }
@@ -217,6 +242,17 @@ pub fn match_failure_with(
     f: &Failure,
     facts: &Facts,
 ) -> Option<FailureHit> {
+    match_parsed(sig, index, f, facts)
+        .or_else(|| match_text(sig, index, f, facts, &text::readings(f)))
+}
+
+/// The parsed subjects of a failure ([`Subject::all`]).
+fn match_parsed(
+    sig: &crate::signature::Signature,
+    index: usize,
+    f: &Failure,
+    facts: &Facts,
+) -> Option<FailureHit> {
     let primary_line = f.primary().map(|e| e.line);
     for subject in Subject::all(f) {
         if let Some(found) = evaluate_with(&sig.cond, f, &subject, facts) {
@@ -236,6 +272,40 @@ pub fn match_failure_with(
                 signature: index,
                 failure: f.id,
                 place,
+                captures: found.captures,
+                lines,
+            });
+        }
+    }
+    None
+}
+
+/// The readings of a failure's text ([`text::readings`]) that the parse missed, at
+/// [`Place::FailureText`].
+fn match_text(
+    sig: &crate::signature::Signature,
+    index: usize,
+    f: &Failure,
+    facts: &Facts,
+    readings: &[text::Reading],
+) -> Option<FailureHit> {
+    for r in readings {
+        let subject = Subject {
+            headline: r.text.clone(),
+            exception: r.exception.and_then(|i| f.chain.get(i)),
+            line: r.line,
+        };
+        if let Some(found) = evaluate_with(&sig.cond, f, &subject, facts) {
+            let mut lines = vec![r.line];
+            for l in found.lines {
+                if !lines.contains(&l) {
+                    lines.push(l);
+                }
+            }
+            return Some(FailureHit {
+                signature: index,
+                failure: f.id,
+                place: Place::FailureText,
                 captures: found.captures,
                 lines,
             });

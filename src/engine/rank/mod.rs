@@ -87,6 +87,7 @@ fn place_weight(p: Place, first: bool, consequence: bool) -> f64 {
         Place::ChainException => 0.85,
         Place::FailureLine => 0.8,
         Place::Warning => 0.65,
+        Place::FailureText => 0.7,
         Place::LooseLine => 0.6,
     };
     let order = if first { 1.0 } else { 0.9 };
