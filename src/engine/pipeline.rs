@@ -92,7 +92,7 @@ impl Quiet {
             return None;
         }
         // a folded reading may hold an atom the message lacks (the matcher reads both)
-        if crate::matcher::text::has_run(v.message) {
+        if crate::engine::matcher::text::has_run(v.message) {
             return None;
         }
         let scanner = pf.scanner()?;

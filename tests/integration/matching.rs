@@ -86,3 +86,38 @@ fn space_runs_quotes_and_fences_do_not_change_the_cause() {
         );
     }
 }
+
+// Source: https://github.com/NVIDIA/nccl/issues/1059 (an example of the benign
+// nccl-net-plugin-not-found): a healthy run with NCCL_DEBUG=INFO prints it.
+#[test]
+fn the_nccl_plugin_info_line_alone_gives_no_cause() {
+    let lib = library();
+    let log = "MLVM2: MLVM2:10792:10792 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory\n";
+    for kind in [EngineKind::Prefilter, EngineKind::Brute] {
+        let d = diagnose(&lib, kind, log);
+        assert!(
+            d.causes.is_empty(),
+            "{:?}",
+            d.causes.iter().map(|c| &c.signature).collect::<Vec<_>>()
+        );
+        assert!(d
+            .noise
+            .iter()
+            .any(|n| n.signature == "nccl-net-plugin-not-found"));
+    }
+}
+
+// Source of the exception: https://github.com/deepseek-ai/DeepSeek-V3/issues/205 (an
+// example of torch-cuda-out-of-memory). CONSTRUCTED: the traceback around it, then
+// collapsed onto one line as a paste that lost its newlines.
+#[test]
+fn a_traceback_collapsed_onto_one_line_is_read_by_its_final_exception() {
+    let lib = library();
+    let exc = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 380.00 MiB. GPU 0 has a total capacity of 23.64 GiB of which 14.81 MiB is free.";
+    let log = format!("Traceback (most recent call last): File \"/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py\", line 478, in set_device torch._C._cuda_setDevice(device) {exc}\n");
+    assert_eq!(top(&lib, &log).as_deref(), Some("torch-cuda-out-of-memory"));
+    let d = diagnose(&lib, EngineKind::Prefilter, &log);
+    let f = &d.failures[0];
+    assert_eq!(f.headline, exc);
+    assert_eq!(f.chain.last().map(|e| e.frames.len()), Some(1));
+}

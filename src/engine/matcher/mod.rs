@@ -9,6 +9,7 @@
 //! is the oracle the prefilter is tested against, and the naive baseline.
 
 mod eval;
+mod precedence;
 mod prefilter;
 pub mod text;
 
@@ -22,7 +23,7 @@ pub use prefilter::Prefilter;
 use crate::engine::extract::{BlockLine, Extraction, Failure, FailureKind, Occurrence};
 use crate::engine::normalize::Record;
 use crate::env::Facts;
-use crate::knowledge::signature::Library;
+use crate::knowledge::signature::{Library, Severity};
 
 /// Evidence lines kept per loose-line match group.
 pub const MAX_LOOSE_EVIDENCE: usize = 5;
@@ -148,6 +149,7 @@ impl<'l> Matcher<'l> {
         }
         let stream = rec.stream.key();
         let target = Failure::line_target(rec, attempt, &stream);
+        let mut confirmed = Vec::new();
         for s in cands {
             let sig = &self.library.signatures[s];
             let found = texts().find_map(|t| {
@@ -158,9 +160,23 @@ impl<'l> Matcher<'l> {
                 };
                 evaluate_with(&sig.cond, &target, &subject, &self.facts)
             });
-            let Some(found) = found else {
-                continue;
-            };
+            if let Some(found) = found {
+                confirmed.push((s, found));
+            }
+        }
+        let lib = self.library;
+        let benign: Vec<usize> = confirmed
+            .iter()
+            .map(|(s, _)| *s)
+            .filter(|&s| lib.signatures[s].severity == Severity::Benign)
+            .collect();
+        let level = rec.level.or_else(|| precedence::text_level(&rec.message));
+        confirmed.retain(|(s, _)| {
+            let sig = &lib.signatures[*s];
+            sig.severity == Severity::Benign
+                || (precedence::overrides(lib, sig, &benign) && !precedence::info_only(sig, level))
+        });
+        for (s, found) in confirmed {
             let e = into.loose.entry(s).or_default();
             e.count += 1;
             if e.evidence.len() < MAX_LOOSE_EVIDENCE {
@@ -213,14 +229,17 @@ impl<'l> Matcher<'l> {
             let readings = text::readings(f);
             let texts = texts.chain(readings.iter().map(|r| r.text.as_str()));
             let cands = self.candidates_of_lines(texts);
+            let mut hits = Vec::new();
             for s in cands {
                 let sig = &self.library.signatures[s];
                 if let Some(hit) = match_parsed(sig, s, f, &self.facts)
                     .or_else(|| match_text(sig, s, f, &self.facts, &readings))
                 {
-                    into.failures.push(hit);
+                    hits.push(hit);
                 }
             }
+            precedence::filter_failure_hits(self.library, f, &mut hits);
+            into.failures.extend(hits);
         }
     }
 }
@@ -248,7 +267,7 @@ pub fn match_failure_with(
 
 /// The parsed subjects of a failure ([`Subject::all`]).
 fn match_parsed(
-    sig: &crate::signature::Signature,
+    sig: &crate::knowledge::signature::Signature,
     index: usize,
     f: &Failure,
     facts: &Facts,
@@ -283,7 +302,7 @@ fn match_parsed(
 /// The readings of a failure's text ([`text::readings`]) that the parse missed, at
 /// [`Place::FailureText`].
 fn match_text(
-    sig: &crate::signature::Signature,
+    sig: &crate::knowledge::signature::Signature,
     index: usize,
     f: &Failure,
     facts: &Facts,

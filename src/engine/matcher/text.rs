@@ -10,9 +10,10 @@
 //!
 //! - each exception headline *folded*: whitespace runs made one space, or runs of two or
 //!   more spaces removed (the in-word wrap);
-//! - each line of the failure that is not a frame, a frame's source line or a traceback
-//!   header, with its prefixes peeled; joined with the next line when it ends with `:`;
-//!   and folded.
+//! - when the parse found no exception in the failure (a traceback cut off before its
+//!   exception line, an error line, an NCCL block): each line of the failure that is
+//!   not a frame, a frame's source line or a traceback header, with its prefixes
+//!   peeled; joined with the next line when it ends with `:`; and folded.
 //!
 //! The prefilter is fed every text returned here, so that it still finds
 //! every candidate brute force finds.
@@ -85,8 +86,9 @@ pub struct Reading {
 }
 
 /// The readings of a failure, in the order they are tried: the exception headlines
-/// folded (final first), then the lines read as text: each line's message, the line
-/// joined with the next when it ends with `:` (its continuation), and their folds.
+/// folded (final first); when the parse found no exception (a traceback cut off before
+/// it, an error line, an NCCL block), the lines read as text: each line's message, the
+/// line joined with the next when it ends with `:` (its continuation), and their folds.
 pub fn readings(f: &Failure) -> Vec<Reading> {
     let mut out: Vec<Reading> = Vec::new();
     let push = |line: usize, text: String, exception: Option<usize>, out: &mut Vec<Reading>| {
@@ -98,13 +100,19 @@ pub fn readings(f: &Failure) -> Vec<Reading> {
             });
         }
     };
+    let mut parsed = false;
     for (i, e) in f.chain.iter().enumerate().rev() {
         if e.exception_type.is_empty() {
             continue;
         }
+        parsed = true;
         for t in folds(&e.headline()) {
             push(e.line, t, Some(i), &mut out);
         }
+    }
+    if parsed {
+        // the parse found the exceptions: their (folded) headlines are the text
+        return out;
     }
     let lines: Vec<&BlockLine> = f.lines.iter().filter(|l| is_text_line(l)).collect();
     for (i, l) in lines.iter().enumerate() {

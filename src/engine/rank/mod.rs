@@ -79,6 +79,9 @@ pub struct Ranked {
     pub occurrences: usize,
     /// The cause (signature index) it was folded under, for a consequence.
     pub folded_under: Option<usize>,
+    /// The more specific cause (signature index) resting on the same evidence lines it
+    /// is shown under ("also matches"), instead of ranking on its own.
+    pub also_of: Option<usize>,
 }
 
 fn place_weight(p: Place, first: bool, consequence: bool) -> f64 {
@@ -134,6 +137,7 @@ pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
             streams: Vec::new(),
             occurrences: 0,
             folded_under: None,
+            also_of: None,
         });
         if score > r.score {
             r.score = score;
@@ -182,6 +186,7 @@ pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
             streams: Vec::new(),
             occurrences: 0,
             folded_under: None,
+            also_of: None,
         });
         if score > r.score {
             r.score = score;
@@ -217,7 +222,49 @@ pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
         r.score = (r.score + spread).min(1.0);
     }
     fold_consequences(lib, x, &mut ranked);
+    fold_same_evidence(lib, &mut ranked);
     ranked
+}
+
+/// When two causes rest on the same evidence lines (the less specific one's lines all
+/// among the other's), the more specific one ranks, with the better of the two scores,
+/// and the other is shown under it as "also matches".
+fn fold_same_evidence(lib: &Library, ranked: &mut [Ranked]) {
+    let open = |r: &Ranked| {
+        lib.signatures[r.signature].severity != Severity::Benign
+            && r.folded_under.is_none()
+            && !r.evidence.is_empty()
+    };
+    // most specific first, then the better score, then the id
+    let mut order: Vec<usize> = (0..ranked.len()).filter(|&i| open(&ranked[i])).collect();
+    order.sort_by(|&a, &b| {
+        let (sa, sb) = (
+            &lib.signatures[ranked[a].signature],
+            &lib.signatures[ranked[b].signature],
+        );
+        sb.specificity
+            .cmp(&sa.specificity)
+            .then(
+                ranked[b]
+                    .score
+                    .partial_cmp(&ranked[a].score)
+                    .unwrap_or(std::cmp::Ordering::Equal),
+            )
+            .then(sa.id.cmp(&sb.id))
+    });
+    for (k, &j) in order.iter().enumerate() {
+        let lines: BTreeSet<usize> = ranked[j].evidence.iter().map(|e| e.line).collect();
+        let winner = order[..k].iter().copied().find(|&i| {
+            ranked[i].also_of.is_none()
+                && lines
+                    .iter()
+                    .all(|l| ranked[i].evidence.iter().any(|e| e.line == *l))
+        });
+        if let Some(i) = winner {
+            ranked[j].also_of = Some(ranked[i].signature);
+            ranked[i].score = ranked[i].score.max(ranked[j].score);
+        }
+    }
 }
 
 /// Folds consequences under their causes (see the module docs).

@@ -232,7 +232,7 @@ pub fn compile_files(files: &[LibraryFile]) -> Result<Library, LoadErrors> {
     let mut errors: Vec<Diagnostic> = Vec::new();
     let mut lib = Library::default();
     let mut seen: HashMap<String, (String, usize, usize)> = HashMap::new();
-    let mut links: Vec<(String, String, usize, usize, String)> = Vec::new();
+    let mut links: Vec<(&str, String, String, usize, usize, String)> = Vec::new();
     // Parsing and compiling a file depend on that file alone: done on every core first,
     // then folded in file order below (duplicates, links and errors as if sequential).
     let prepared: Vec<_> = {
@@ -307,8 +307,19 @@ pub fn compile_files(files: &[LibraryFile]) -> Result<Library, LoadErrors> {
             continue;
         }
         seen.insert(parsed.id.value.clone(), (f.name.clone(), line, col));
-        for t in &parsed.consequence_of {
+        let fields = parsed
+            .consequence_of
+            .iter()
+            .map(|t| ("consequence_of", t))
+            .chain(
+                parsed
+                    .overrides_benign
+                    .iter()
+                    .map(|t| ("overrides_benign", t)),
+            );
+        for (field, t) in fields {
             links.push((
+                field,
                 f.name.clone(),
                 t.value.clone(),
                 t.referenced.line() as usize,
@@ -323,13 +334,13 @@ pub fn compile_files(files: &[LibraryFile]) -> Result<Library, LoadErrors> {
             Err(mut es) => errors.append(&mut es),
         }
     }
-    for (file, target, line, col, text) in links {
+    for (field, file, target, line, col, text) in links {
         if !seen.contains_key(&target) {
             errors.push(
                 Diagnostic::new(
                     Code::E008,
                     &file,
-                    format!("consequence_of names `{target}`, which no loaded signature defines"),
+                    format!("{field} names `{target}`, which no loaded signature defines"),
                 )
                 .at(&text, line, col),
             );
