@@ -227,8 +227,8 @@ pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
 }
 
 /// When two causes rest on the same evidence lines (the less specific one's lines all
-/// among the other's), the more specific one ranks, with the better of the two scores,
-/// and the other is shown under it as "also matches".
+/// among the other's), the more specific one ranks (on its own score) and the other is
+/// shown under it as "also matches".
 fn fold_same_evidence(lib: &Library, ranked: &mut [Ranked]) {
     let open = |r: &Ranked| {
         lib.signatures[r.signature].severity != Severity::Benign
@@ -262,7 +262,6 @@ fn fold_same_evidence(lib: &Library, ranked: &mut [Ranked]) {
         });
         if let Some(i) = winner {
             ranked[j].also_of = Some(ranked[i].signature);
-            ranked[i].score = ranked[i].score.max(ranked[j].score);
         }
     }
 }
