@@ -38,7 +38,7 @@ fn a_bare_ci_timestamp_keeps_the_message_head() {
     let lib = library();
     let log = "Aug 16 14:45:47 ImportError: libcudart.so.12: cannot open shared object file: No such file or directory\n";
     assert_eq!(
-        top(&lib, log).as_deref(),
+        top(lib, log).as_deref(),
         Some("python-shared-library-not-found")
     );
 }
@@ -56,10 +56,10 @@ ERROR 03-26 05:25:01 engine.py:389]   File \"/usr/local/lib/python3.12/dist-pack
 ERROR 03-26 05:25:01 engine.py:389]     torch._C._cuda_setDevice(device)
 ";
     assert_eq!(
-        top(&lib, log).as_deref(),
+        top(lib, log).as_deref(),
         Some("cuda-forward-compat-unsupported-hw")
     );
-    let d = diagnose(&lib, EngineKind::Prefilter, log);
+    let d = diagnose(lib, EngineKind::Prefilter, log);
     assert!(
         d.failures
             .iter()
@@ -80,7 +80,7 @@ fn space_runs_quotes_and_fences_do_not_change_the_cause() {
     let fenced = format!("```\nTraceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n{line}\n```\n");
     for log in [format!("{line}\n"), format!("{runs}\n"), quoted, fenced] {
         assert_eq!(
-            top(&lib, &log).as_deref(),
+            top(lib, &log).as_deref(),
             Some("python-shared-library-not-found"),
             "{log}"
         );
@@ -94,7 +94,7 @@ fn the_nccl_plugin_info_line_alone_gives_no_cause() {
     let lib = library();
     let log = "MLVM2: MLVM2:10792:10792 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory\n";
     for kind in [EngineKind::Prefilter, EngineKind::Brute] {
-        let d = diagnose(&lib, kind, log);
+        let d = diagnose(lib, kind, log);
         assert!(
             d.causes.is_empty(),
             "{:?}",
@@ -115,8 +115,8 @@ fn a_traceback_collapsed_onto_one_line_is_read_by_its_final_exception() {
     let lib = library();
     let exc = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 380.00 MiB. GPU 0 has a total capacity of 23.64 GiB of which 14.81 MiB is free.";
     let log = format!("Traceback (most recent call last): File \"/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py\", line 478, in set_device torch._C._cuda_setDevice(device) {exc}\n");
-    assert_eq!(top(&lib, &log).as_deref(), Some("torch-cuda-out-of-memory"));
-    let d = diagnose(&lib, EngineKind::Prefilter, &log);
+    assert_eq!(top(lib, &log).as_deref(), Some("torch-cuda-out-of-memory"));
+    let d = diagnose(lib, EngineKind::Prefilter, &log);
     let f = &d.failures[0];
     assert_eq!(f.headline, exc);
     assert_eq!(f.chain.last().map(|e| e.frames.len()), Some(1));
