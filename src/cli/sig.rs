@@ -194,6 +194,17 @@ pub struct TestReport {
     pub messages: Vec<String>,
 }
 
+/// Whether signature `id` is shown under a cause: folded as its consequence, or as a
+/// less specific signature on the same evidence ("also matches").
+fn shown_under_a_cause(d: &crate::engine::diagnosis::Diagnosis, id: &str) -> bool {
+    d.causes.iter().any(|c| {
+        c.consequences
+            .iter()
+            .any(|q| q.signature.as_deref() == Some(id))
+            || c.also_matches.iter().any(|a| a.signature == id)
+    })
+}
+
 /// Runs every example of every signature through the pipeline (prefilter included).
 pub fn test_library(compiled: &Compiled<'_>, filter: Option<&str>) -> TestReport {
     test_library_where(compiled, |s| filter.is_none_or(|f| s.id.contains(f)))
@@ -217,11 +228,7 @@ pub fn test_library_where(
             let d = engine.diagnose_text(&format!("{}#match{}", s.id, i + 1), &ex.log, opts);
             let in_causes = d.causes.iter().position(|c| c.signature == s.id);
             let in_noise = d.noise.iter().any(|n| n.signature == s.id);
-            let folded = d.causes.iter().any(|c| {
-                c.consequences
-                    .iter()
-                    .any(|q| q.signature.as_deref() == Some(s.id.as_str()))
-            });
+            let folded = shown_under_a_cause(&d, &s.id);
             let ok = if s.severity == Severity::Benign {
                 in_noise
             } else if ex.top {
@@ -254,16 +261,25 @@ pub fn test_library_where(
                     ));
                 }
             }
+            let under = d
+                .causes
+                .iter()
+                .find(|c| c.also_matches.iter().any(|a| a.signature == s.id));
+            if let (None, Some(c)) = (in_causes, under) {
+                rep.overlaps += 1;
+                rep.messages.push(format!(
+                    "overlap {}: example match #{} is won by {} (same evidence, more specific; shown as also matching)",
+                    s.id,
+                    i + 1,
+                    c.signature
+                ));
+            }
         }
         for (i, ex) in s.examples.no_match.iter().enumerate() {
             let d = engine.diagnose_text(&format!("{}#no_match{}", s.id, i + 1), &ex.log, opts);
             let hit = d.causes.iter().any(|c| c.signature == s.id)
                 || d.noise.iter().any(|n| n.signature == s.id)
-                || d.causes.iter().any(|c| {
-                    c.consequences
-                        .iter()
-                        .any(|q| q.signature.as_deref() == Some(s.id.as_str()))
-                });
+                || shown_under_a_cause(&d, &s.id);
             if hit {
                 rep.failed += 1;
                 rep.messages.push(format!(

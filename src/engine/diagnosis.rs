@@ -48,6 +48,67 @@ pub struct Consequence {
     pub linked: bool,
 }
 
+/// The first failure of a crash attempt, shown beside a consequence cause.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FirstFailure {
+    pub line: usize,
+    pub headline: String,
+}
+
+/// The first failure of the top cause's attempt when the top cause is a consequence
+/// (its signature follows another, or every failure it matched follows another) and
+/// no cause explains that first failure.
+fn first_failure_hidden(lib: &Library, x: &Extraction, causes: &[Cause]) -> Option<FirstFailure> {
+    let top = causes.first()?;
+    let sig = lib.signatures.iter().find(|s| s.id == top.signature)?;
+    let matched: Vec<&Failure> = x
+        .failures
+        .iter()
+        .filter(|f| top.failures.contains(&f.id))
+        .collect();
+    let consequence = !sig.consequence_of.is_empty()
+        || (!matched.is_empty() && matched.iter().all(|f| f.consequence_of.is_some()));
+    if !consequence {
+        return None;
+    }
+    let attempt = matched.first().map_or(1, |f| f.attempt);
+    let first = x
+        .failures
+        .iter()
+        .find(|f| f.attempt == attempt && f.first_in_attempt)?;
+    let explained = causes.iter().any(|c| c.failures.contains(&first.id));
+    (!explained).then(|| FirstFailure {
+        line: first.first.line,
+        headline: first.headline.clone(),
+    })
+}
+
+/// A signature that also matches a cause's evidence, less specifically.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AlsoMatch {
+    pub signature: String,
+    pub title: String,
+    pub category: Category,
+    pub score: f64,
+}
+
+/// The signatures shown under cause `of` as "also matches", best score first.
+fn also_matches(lib: &Library, ranked: &[Ranked], of: usize) -> Vec<AlsoMatch> {
+    ranked
+        .iter()
+        .filter(|o| o.also_of == Some(of))
+        .map(|o| {
+            let s = &lib.signatures[o.signature];
+            AlsoMatch {
+                signature: s.id.clone(),
+                title: s.title.clone(),
+                category: s.category,
+                score: (o.score * 100.0).round() / 100.0,
+            }
+        })
+        .collect()
+}
+
 /// One probable cause.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Cause {
@@ -77,6 +138,10 @@ pub struct Cause {
     /// For a cause found inside a wrapper's message: the wrapper's id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wrapped_by: Option<String>,
+    /// Less specific signatures that rest on the same evidence lines: shown under this
+    /// cause, not ranked as causes of their own (their fixes are not printed first).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also_matches: Vec<AlsoMatch>,
     /// Crash attempts it was seen in.
     pub attempts: usize,
     /// Streams (workers, ranks, processes) that show it.
@@ -116,6 +181,11 @@ pub struct Diagnosis {
     /// When no cause was found: the first failure's final exception (or line).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unexplained: Option<String>,
+    /// When the top cause is a consequence (a failure that follows another) and the
+    /// first failure of its crash attempt is explained by no cause: that failure, so a
+    /// consequence never hides it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_failure: Option<FirstFailure>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
     pub attempts: Vec<Attempt>,
@@ -231,7 +301,7 @@ impl Diagnosis {
                 });
                 continue;
             }
-            if r.folded_under.is_some() || causes.len() >= opts.top {
+            if r.folded_under.is_some() || r.also_of.is_some() || causes.len() >= opts.top {
                 continue;
             }
             causes.push(cx.cause(r, causes.len() + 1));
@@ -246,12 +316,14 @@ impl Diagnosis {
         } else {
             None
         };
+        let first_failure = first_failure_hidden(lib, &x, &causes);
         Diagnosis {
             input: input.to_string(),
             lines: x.lines,
             causes,
             noise,
             unexplained,
+            first_failure,
             unit: x.unit.clone(),
             attempts: x.attempts,
             failures: x.failures,
@@ -327,6 +399,7 @@ impl Assembly<'_> {
             remediation,
             references: sig.references.clone(),
             consequences: self.consequences(r),
+            also_matches: also_matches(self.lib, self.ranked, r.signature),
             attempts: r.attempts.len(),
             streams: r.streams.clone(),
             occurrences: r.occurrences,

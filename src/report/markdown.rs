@@ -98,6 +98,18 @@ pub fn render(d: &Diagnosis) -> String {
             }
             out.push('\n');
         }
+        if !c.also_matches.is_empty() {
+            let _ = writeln!(out, "**Also matches** (same evidence, less specific)\n");
+            for a in &c.also_matches {
+                let _ = writeln!(
+                    out,
+                    "- {}: {}",
+                    code(&a.signature),
+                    escape_control(&a.title)
+                );
+            }
+            out.push('\n');
+        }
         if !c.references.is_empty() {
             let refs: Vec<String> = c.references.iter().map(|r| escape_control(r)).collect();
             let _ = writeln!(out, "References: {}\n", refs.join(", "));

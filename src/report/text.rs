@@ -217,6 +217,15 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
             let _ = writeln!(out, "     - … {} more", c.consequences.len() - 6);
         }
     }
+    for a in &c.also_matches {
+        let _ = writeln!(
+            out,
+            "   Also matches (same evidence, less specific): {} — {} {}",
+            escape_control(&a.signature),
+            clip(&escape_control(&a.title), 90),
+            st.dim(&format!("[{} · {:.2}]", a.category.as_str(), a.score))
+        );
+    }
     if let Some(r) = c.references.first() {
         let _ = writeln!(out, "   See: {}", escape_control(r));
     }
@@ -359,6 +368,15 @@ pub fn render(d: &Diagnosis, st: Style) -> String {
         } else {
             let _ = writeln!(out, "No failure was found in the log either.");
         }
+    }
+    if let Some(f) = &d.first_failure {
+        let _ = writeln!(
+            out,
+            "{} line {}: {}\n",
+            st.bold("The first failure, which no cause below explains (the top cause follows from another failure), is at"),
+            f.line,
+            clip(&escape_control(&f.headline), WIDTH)
+        );
     }
     for c in &d.causes {
         cause(&mut out, c, st);

@@ -565,7 +565,9 @@ impl Extractor {
     fn step(&mut self, st: &mut StreamState, key: &str, rec: Record) -> Option<Record> {
         // 1. A pending error line either introduces this traceback or stands alone.
         if let Some((p, label)) = st.pending.take() {
-            if shapes::is_traceback_header(&rec.message) {
+            if shapes::is_traceback_header(&rec.message)
+                && shapes::collapsed_traceback(&rec.message).is_none()
+            {
                 let mut open = Open::new(FailureKind::Traceback, State::Frames, &p, &label);
                 open.absorb(&p);
                 open.preamble = Some(p.message.trim().to_string());
@@ -592,6 +594,18 @@ impl Extractor {
         // 3. A new block, a one-line failure, or a loose line.
         let label = key.to_string();
         let msg = rec.message.as_str();
+        if let Some((frames, exc)) = shapes::collapsed_traceback(msg) {
+            let mut open = Open::new(FailureKind::Traceback, State::Single, &rec, &label);
+            open.absorb(&rec);
+            for f in frames {
+                open.push_frame(f, &rec);
+            }
+            if let Some((ty, m)) = exc {
+                open.push_exception(ty, m, &rec);
+            }
+            st.open = Some(open);
+            return None;
+        }
         if shapes::is_traceback_header(msg) {
             let mut open = Open::new(FailureKind::Traceback, State::Frames, &rec, &label);
             open.absorb(&rec);

@@ -11,7 +11,9 @@
 mod eval;
 pub mod fuzzy;
 pub mod layers;
+mod precedence;
 mod prefilter;
+pub mod text;
 pub mod wrap;
 
 use std::collections::BTreeMap;
@@ -24,7 +26,7 @@ pub use prefilter::{Prefilter, PrefilterError};
 use crate::engine::extract::{BlockLine, Extraction, Failure, FailureKind, Occurrence};
 use crate::engine::normalize::Record;
 use crate::env::Facts;
-use crate::knowledge::signature::Library;
+use crate::knowledge::signature::{Library, Severity};
 
 /// Evidence lines kept per loose-line match group.
 pub const MAX_LOOSE_EVIDENCE: usize = 5;
@@ -52,6 +54,9 @@ pub enum Place {
     FailureLine,
     /// A warning.
     Warning,
+    /// A line of a failure read as text, or a folded reading of its text
+    /// ([`text::readings`]): the parse did not match, the text did.
+    FailureText,
     /// A line that is part of no failure.
     LooseLine,
 }
@@ -157,22 +162,54 @@ impl<'c> Matcher<'c> {
 
     /// Matches a loose line (part of no failure) and folds the result into `into`;
     /// fact conditions read `facts`.
+    ///
+    /// The line's message is read as it is, then folded ([`text::folds`]: a wrapped or
+    /// space-broken paste).
     pub fn match_loose(&mut self, rec: &Record, attempt: usize, into: &mut Matches, facts: &Facts) {
-        if self.kind == EngineKind::Prefilter && !self.prefilter().any(&rec.message) {
+        let folds: Vec<String> = if text::has_run(&rec.message) {
+            text::folds(rec.message.trim()).collect()
+        } else {
+            Vec::new()
+        };
+        let texts =
+            || std::iter::once(rec.message.as_str()).chain(folds.iter().map(String::as_str));
+        if self.kind == EngineKind::Prefilter && !texts().any(|t| self.prefilter().any(t)) {
             return;
         }
-        let cands = self.candidates_of_lines(std::iter::once(rec.message.as_str()));
+        let cands = self.candidates_of_lines(texts());
         if cands.is_empty() {
             return;
         }
         let stream = rec.stream.key();
         let target = Failure::line_target(rec, attempt, &stream);
+        let mut confirmed = Vec::new();
         for s in cands {
             let sig = &self.library().signatures[s];
-            let subject = Subject::of_failure(&target);
-            let Some(found) = evaluate_with(&sig.cond, &target, &subject, facts) else {
-                continue;
-            };
+            let found = texts().find_map(|t| {
+                let subject = Subject {
+                    headline: t.trim().to_string(),
+                    exception: None,
+                    line: rec.line,
+                };
+                evaluate_with(&sig.cond, &target, &subject, facts)
+            });
+            if let Some(found) = found {
+                confirmed.push((s, found));
+            }
+        }
+        let lib = self.library();
+        let benign: Vec<usize> = confirmed
+            .iter()
+            .map(|(s, _)| *s)
+            .filter(|&s| lib.signatures[s].severity == Severity::Benign)
+            .collect();
+        let level = rec.level.or_else(|| precedence::text_level(&rec.message));
+        confirmed.retain(|(s, _)| {
+            let sig = &lib.signatures[*s];
+            sig.severity == Severity::Benign
+                || (precedence::overrides(lib, sig, &benign) && !precedence::info_only(sig, level))
+        });
+        for (s, found) in confirmed {
             let e = into.loose.entry(s).or_default();
             e.count += 1;
             if e.evidence.len() < MAX_LOOSE_EVIDENCE {
@@ -222,13 +259,20 @@ impl<'c> Matcher<'c> {
                         .iter()
                         .flat_map(|fr| [fr.file.as_str(), fr.function.as_str()])
                 }));
+            let readings = text::readings(f);
+            let texts = texts.chain(readings.iter().map(|r| r.text.as_str()));
             let cands = self.candidates_of_lines(texts);
+            let mut hits = Vec::new();
             for s in cands {
                 let sig = &self.library().signatures[s];
-                if let Some(hit) = match_failure_with(sig, s, f, facts) {
-                    into.failures.push(hit);
+                if let Some(hit) = match_parsed(sig, s, f, facts)
+                    .or_else(|| match_text(sig, s, f, facts, &readings))
+                {
+                    hits.push(hit);
                 }
             }
+            precedence::filter_failure_hits(self.library(), f, &mut hits);
+            into.failures.extend(hits);
         }
     }
 }
@@ -245,6 +289,17 @@ pub fn match_failure(
 
 /// [`match_failure`] with environment facts.
 pub fn match_failure_with(
+    sig: &crate::knowledge::signature::Signature,
+    index: usize,
+    f: &Failure,
+    facts: &Facts,
+) -> Option<FailureHit> {
+    match_parsed(sig, index, f, facts)
+        .or_else(|| match_text(sig, index, f, facts, &text::readings(f)))
+}
+
+/// The parsed subjects of a failure ([`Subject::all`]).
+fn match_parsed(
     sig: &crate::knowledge::signature::Signature,
     index: usize,
     f: &Failure,
@@ -269,6 +324,40 @@ pub fn match_failure_with(
                 signature: index,
                 failure: f.id,
                 place,
+                captures: found.captures,
+                lines,
+            });
+        }
+    }
+    None
+}
+
+/// The readings of a failure's text ([`text::readings`]) that the parse missed, at
+/// [`Place::FailureText`].
+fn match_text(
+    sig: &crate::knowledge::signature::Signature,
+    index: usize,
+    f: &Failure,
+    facts: &Facts,
+    readings: &[text::Reading],
+) -> Option<FailureHit> {
+    for r in readings {
+        let subject = Subject {
+            headline: r.text.clone(),
+            exception: r.exception.and_then(|i| f.chain.get(i)),
+            line: r.line,
+        };
+        if let Some(found) = evaluate_with(&sig.cond, f, &subject, facts) {
+            let mut lines = vec![r.line];
+            for l in found.lines {
+                if !lines.contains(&l) {
+                    lines.push(l);
+                }
+            }
+            return Some(FailureHit {
+                signature: index,
+                failure: f.id,
+                place: Place::FailureText,
                 captures: found.captures,
                 lines,
             });

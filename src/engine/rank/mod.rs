@@ -87,6 +87,9 @@ pub struct Ranked {
     pub via: Option<crate::engine::matcher::layers::Via>,
     /// Folded under a cause that `explains:` it.
     pub linked: bool,
+    /// The more specific cause (signature index) resting on the same evidence lines it
+    /// is shown under ("also matches"), instead of ranking on its own.
+    pub also_of: Option<usize>,
 }
 
 impl Ranked {
@@ -111,6 +114,7 @@ impl Ranked {
             folded_under: None,
             via: None,
             linked: false,
+            also_of: None,
         }
     }
 }
@@ -121,6 +125,7 @@ fn place_weight(p: Place, first: bool, consequence: bool) -> f64 {
         Place::ChainException => 0.85,
         Place::FailureLine => 0.8,
         Place::Warning => 0.65,
+        Place::FailureText => 0.7,
         Place::LooseLine => 0.6,
     };
     let order = if first { 1.0 } else { 0.9 };
@@ -252,6 +257,7 @@ pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
     fold_refined_codes(lib, &mut ranked);
     fold_consequences(lib, x, &mut ranked);
     layers::apply(lib, m, &mut ranked);
+    fold_same_evidence(lib, &mut ranked);
     ranked
 }
 
@@ -286,6 +292,57 @@ fn fold_refined_codes(lib: &Library, ranked: &mut [Ranked]) {
             ranked[o].folded_under = None;
         }
         ranked[i].folded_under = Some(ranked[o].folded_under.unwrap_or(ranked[o].signature));
+    }
+}
+
+/// When two causes rest on the same evidence lines (the less specific one's lines all
+/// among the other's), the more specific one ranks (on its own score) and the other is
+/// shown under it as "also matches".
+fn fold_same_evidence(lib: &Library, ranked: &mut [Ranked]) {
+    let open = |r: &Ranked| {
+        lib.signatures[r.signature].severity != Severity::Benign
+            && r.folded_under.is_none()
+            && !r.evidence.is_empty()
+    };
+    // a signature before a code table's entry (it refines the code in context, as in
+    // `fold_refined_codes`), then the most specific, the better score, the id
+    let table = |i: usize| matches!(lib.signatures[ranked[i].signature].layer, Layer::Table(_));
+    let mut order: Vec<usize> = (0..ranked.len()).filter(|&i| open(&ranked[i])).collect();
+    order.sort_by(|&a, &b| {
+        let (sa, sb) = (
+            &lib.signatures[ranked[a].signature],
+            &lib.signatures[ranked[b].signature],
+        );
+        table(a)
+            .cmp(&table(b))
+            .then(sb.specificity.cmp(&sa.specificity))
+            .then(
+                ranked[b]
+                    .score
+                    .partial_cmp(&ranked[a].score)
+                    .unwrap_or(std::cmp::Ordering::Equal),
+            )
+            .then(sa.id.cmp(&sb.id))
+    });
+    for (k, &j) in order.iter().enumerate() {
+        let lines: BTreeSet<usize> = ranked[j].evidence.iter().map(|e| e.line).collect();
+        let winner = order[..k].iter().copied().find(|&i| {
+            ranked[i].also_of.is_none()
+                && lines
+                    .iter()
+                    .all(|l| ranked[i].evidence.iter().any(|e| e.line == *l))
+        });
+        let Some(i) = winner else {
+            continue;
+        };
+        let (from, to) = (ranked[j].signature, ranked[i].signature);
+        ranked[j].also_of = Some(to);
+        // what was folded under the one now shown as "also matches" folds under the winner
+        for r in ranked.iter_mut() {
+            if r.folded_under == Some(from) {
+                r.folded_under = Some(to);
+            }
+        }
     }
 }
 

@@ -63,6 +63,10 @@ pub struct Signature {
     pub projects: Vec<String>,
     pub tags: Vec<String>,
     pub consequence_of: Vec<String>,
+    /// Benign signatures whose lines may still be evidence for it.
+    pub overrides_benign: Vec<String>,
+    /// INFO/DEBUG lines alone may be its evidence.
+    pub info_evidence: bool,
     pub cond: Cond,
     /// Any one of these occurs in a failure this signature matches (lowercase).
     pub atoms: AtomSet,
@@ -539,6 +543,8 @@ pub fn compile(
             projects: f.projects.clone(),
             tags: f.tags.clone(),
             consequence_of: f.consequence_of.iter().map(|t| t.value.clone()).collect(),
+            overrides_benign: f.overrides_benign.iter().map(|t| t.value.clone()).collect(),
+            info_evidence: f.info_evidence,
             cond,
             atoms,
             explain: f.explain.trim().to_string(),

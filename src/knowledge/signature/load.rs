@@ -363,7 +363,13 @@ impl Fold {
             .consequence_of
             .iter()
             .map(|t| (t, "consequence_of"))
-            .chain(parsed.explains.iter().map(|t| (t, "explains")));
+            .chain(parsed.explains.iter().map(|t| (t, "explains")))
+            .chain(
+                parsed
+                    .overrides_benign
+                    .iter()
+                    .map(|t| (t, "overrides_benign")),
+            );
         for (t, field) in fields {
             self.links.push((
                 f.name.clone(),

@@ -161,6 +161,16 @@ pub struct SignatureFile {
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub consequence_of: Vec<Text>,
+    /// Ids of benign signatures whose lines may still be evidence for this one. A line a
+    /// benign signature explains is otherwise no evidence for a non-benign cause (the
+    /// NCCL INFO plugin-load line is noise, not a missing library).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub overrides_benign: Vec<Text>,
+    /// Whether INFO/DEBUG lines alone may be this (fatal or error) signature's evidence;
+    /// without it, a match resting only on such lines gives no cause.
+    #[serde(default)]
+    pub info_evidence: bool,
     /// The condition tree.
     #[serde(rename = "match")]
     pub condition: Condition,

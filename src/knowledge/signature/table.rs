@@ -206,6 +206,8 @@ fn entry_file(t: &TableFile, e: &Entry, alts: Vec<Condition>) -> SignatureFile {
         projects: t.projects.clone(),
         tags: vec!["code-table".to_string(), t.id.value.clone()],
         consequence_of: Vec::new(),
+        overrides_benign: Vec::new(),
+        info_evidence: false,
         condition: Condition::Any(alts),
         atoms: Vec::new(),
         explain: e.explain.clone(),
