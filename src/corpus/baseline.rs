@@ -162,6 +162,7 @@ mod tests {
             ok,
             problems: if ok { vec![] } else { vec!["wrong".into()] },
             error: None,
+            seen: false,
         }
     }
 

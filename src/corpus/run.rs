@@ -15,6 +15,7 @@ use indicatif::ProgressBar;
 use rayon::prelude::*;
 
 use super::score::{CorpusReport, IncidentResult};
+use super::seen::{is_seen, ExampleText};
 use super::{evaluate, Incident};
 use crate::engine::matcher::EngineKind;
 use crate::engine::pipeline::Engine;
@@ -39,6 +40,7 @@ pub fn run_corpus(
 ) -> Run {
     let start = Instant::now();
     let threads = rayon::current_num_threads().min(incidents.len()).max(1);
+    let examples = ExampleText::of(lib);
     let engines: Vec<Mutex<Engine<'_>>> = (0..threads)
         .into_par_iter()
         .map(|_| Mutex::new(Engine::new(lib, kind)))
@@ -55,7 +57,11 @@ pub fn run_corpus(
                 Err(p) => p.into_inner(),
             };
             let r = match evaluate(&mut engine, inc) {
-                Ok((o, d)) => IncidentResult::new(inc, &o, &d),
+                Ok((o, d)) => {
+                    let mut r = IncidentResult::new(inc, &o, &d);
+                    r.seen = is_seen(&examples, inc.expected.key_line.as_deref(), &d);
+                    r
+                }
                 Err(e) => IncidentResult::failed(inc, e.to_string()),
             };
             drop(engine);

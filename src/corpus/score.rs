@@ -58,6 +58,10 @@ pub struct IncidentResult {
     /// The log could not be read (the incident counts as wrong).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Its key line or a line of its failure is text inside a signature's examples
+    /// ([`super::seen`]).
+    #[serde(default)]
+    pub seen: bool,
 }
 
 impl IncidentResult {
@@ -79,6 +83,7 @@ impl IncidentResult {
             ok: o.ok,
             problems: o.problems.clone(),
             error: None,
+            seen: false,
         }
     }
 
@@ -99,6 +104,7 @@ impl IncidentResult {
             ok: false,
             problems: vec![format!("cannot diagnose: {error}")],
             error: Some(error),
+            seen: false,
         }
     }
 }
@@ -165,6 +171,33 @@ pub struct Summary {
     pub confusions: Vec<Confusion>,
     /// Incidents expecting a failure for which no cause was found.
     pub no_cause: Vec<String>,
+    /// The overall measures for unseen, seen and all incidents (in that order).
+    #[serde(default)]
+    pub splits: Vec<SplitScore>,
+    /// Per confidence level of the top cause (high, medium, low): how often it is right.
+    #[serde(default)]
+    pub calibration: Vec<CalibrationRow>,
+}
+
+/// The overall measures on a part of the corpus.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SplitScore {
+    /// `unseen`, `seen` or `all`.
+    pub split: String,
+    pub incidents: usize,
+    pub top1: Rate,
+    pub top3: Rate,
+    pub key_line: Rate,
+    pub ok: Rate,
+}
+
+/// One confidence level: incidents whose top cause has it, and how many of those are
+/// right (the top cause's category is the expected one, or one of `also`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CalibrationRow {
+    pub confidence: String,
+    pub unseen: Rate,
+    pub all: Rate,
 }
 
 /// A whole run: the saved result and baseline format.
@@ -199,6 +232,55 @@ impl CorpusReport {
     pub fn get(&self, name: &str) -> Option<&IncidentResult> {
         self.incidents.iter().find(|i| i.name == name)
     }
+}
+
+fn split(name: &str, inc: &[&IncidentResult]) -> SplitScore {
+    SplitScore {
+        split: name.to_string(),
+        incidents: inc.len(),
+        top1: rate(inc.iter().map(|i| i.top1)),
+        top3: rate(inc.iter().map(|i| i.top3)),
+        key_line: rate(
+            inc.iter()
+                .filter(|i| i.has_key_line)
+                .map(|i| i.key_line_hit),
+        ),
+        ok: rate(inc.iter().map(|i| i.ok)),
+    }
+}
+
+fn splits(inc: &[IncidentResult]) -> Vec<SplitScore> {
+    let unseen: Vec<&IncidentResult> = inc.iter().filter(|i| !i.seen).collect();
+    let seen: Vec<&IncidentResult> = inc.iter().filter(|i| i.seen).collect();
+    let all: Vec<&IncidentResult> = inc.iter().collect();
+    vec![
+        split("unseen", &unseen),
+        split("seen", &seen),
+        split("all", &all),
+    ]
+}
+
+/// The top cause is right: its category is the expected one or one of `also` (a cause
+/// on a healthy log or a code bug is never right).
+fn top_right(i: &IncidentResult) -> bool {
+    i.got
+        .first()
+        .is_some_and(|c| *c == i.expected || i.also.contains(c))
+}
+
+/// The calibration table, levels from high to low.
+pub fn calibration(inc: &[IncidentResult]) -> Vec<CalibrationRow> {
+    ["high", "medium", "low"]
+        .iter()
+        .map(|level| {
+            let at = |i: &&IncidentResult| i.top_confidence.as_deref() == Some(*level);
+            CalibrationRow {
+                confidence: level.to_string(),
+                unseen: rate(inc.iter().filter(|i| !i.seen).filter(at).map(top_right)),
+                all: rate(inc.iter().filter(at).map(top_right)),
+            }
+        })
+        .collect()
 }
 
 fn summarize(lib: &Library, inc: &[IncidentResult]) -> Summary {
@@ -291,5 +373,7 @@ fn summarize(lib: &Library, inc: &[IncidentResult]) -> Summary {
             .filter(|i| expects_failure(&i.expected) && i.got.is_empty())
             .map(|i| i.name.clone())
             .collect(),
+        splits: splits(inc),
+        calibration: calibration(inc),
     }
 }

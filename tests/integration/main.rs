@@ -12,6 +12,7 @@ mod hostile;
 mod incidents;
 mod layers;
 mod library;
+mod metamorphic;
 mod prefilter_oracle;
 mod properties;
 mod remediation_safety;
