@@ -11,7 +11,6 @@
 use crashdoc::corpus::invariance::{self, Subject};
 use crashdoc::corpus::metamorph::{self, Ctx};
 use crashdoc::corpus::{self, render};
-use crashdoc::knowledge::signature::{self, LibrarySource};
 
 use crate::util::root;
 
@@ -20,7 +19,7 @@ const EXAMPLE_BURY_LINES: usize = 1_000;
 
 #[test]
 fn signature_examples_keep_their_diagnosis_under_every_transformation() {
-    let lib = signature::load(&[LibrarySource::Builtin]).expect("library");
+    let lib = crate::util::library();
     let incidents = corpus::load_dir(&root().join("corpus")).expect("corpus");
     let (healthy, noise) = invariance::healthy_lines(&incidents);
     assert!(
@@ -48,7 +47,7 @@ fn signature_examples_keep_their_diagnosis_under_every_transformation() {
         noise: &noise,
         bury_lines: EXAMPLE_BURY_LINES,
     };
-    let now = invariance::run(&lib, &subjects, &ctx, metamorph::ALL);
+    let now = invariance::run(lib, &subjects, &ctx, metamorph::ALL);
     let path = root().join("tests/data/metamorphic/examples.json");
     if std::env::var_os("CRASHDOC_UPDATE_METAMORPHIC").is_some() {
         std::fs::write(&path, invariance::to_json(&now)).expect("write");

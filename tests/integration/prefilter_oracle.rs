@@ -71,10 +71,10 @@ fn prefilter_equals_brute_force_on_every_log() {
 #[test]
 fn prefilter_equals_brute_force_on_transformed_logs() {
     use crashdoc::corpus::{self, invariance, metamorph};
-    let lib = signature::load(&[LibrarySource::Builtin]).expect("library");
-    let mut fast = Engine::new(&lib, EngineKind::Prefilter);
-    let mut brute = Engine::new(&lib, EngineKind::Brute);
-    let mut parallel = Engine::new(&lib, EngineKind::Prefilter).with_parallel_after(0);
+    let lib = crate::util::library();
+    let mut fast = Engine::new(lib, EngineKind::Prefilter);
+    let mut brute = Engine::new(lib, EngineKind::Brute);
+    let mut parallel = Engine::new(lib, EngineKind::Prefilter).with_parallel_after(0);
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let incidents = corpus::load_dir(&root.join("corpus")).expect("corpus");
     let (healthy, noise) = invariance::healthy_lines(&incidents);
