@@ -163,6 +163,7 @@ mod tests {
             ok,
             problems: if ok { vec![] } else { vec!["wrong".into()] },
             error: None,
+            seen: false,
         }
     }
 

@@ -12,6 +12,7 @@ use indicatif::ProgressBar;
 use rayon::prelude::*;
 
 use super::score::{CorpusReport, IncidentResult};
+use super::seen::{is_seen, ExampleText};
 use super::{evaluate, Incident};
 use crate::engine::matcher::{Compiled, EngineKind};
 use crate::engine::pipeline::Engine;
@@ -34,6 +35,7 @@ pub fn run_corpus(
     progress: &ProgressBar,
 ) -> Run {
     let start = Instant::now();
+    let examples = ExampleText::of(compiled.library);
     let results: Vec<(IncidentResult, Duration)> = incidents
         .par_iter()
         .map_init(
@@ -41,7 +43,11 @@ pub fn run_corpus(
             |engine, inc| {
                 let t = Instant::now();
                 let r = match evaluate(engine, inc) {
-                    Ok((o, d)) => IncidentResult::new(inc, &o, &d),
+                    Ok((o, d)) => {
+                        let mut r = IncidentResult::new(inc, &o, &d);
+                        r.seen = is_seen(&examples, inc.expected.key_line.as_deref(), &d);
+                        r
+                    }
                     Err(e) => IncidentResult::failed(inc, e.to_string()),
                 };
                 progress.inc(1);

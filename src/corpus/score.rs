@@ -62,6 +62,10 @@ pub struct IncidentResult {
     /// The log could not be read (the incident counts as wrong).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Its key line or a line of its failure is text inside a signature's examples
+    /// ([`super::seen`]).
+    #[serde(default)]
+    pub seen: bool,
 }
 
 impl IncidentResult {
@@ -84,6 +88,7 @@ impl IncidentResult {
             ok: o.ok,
             problems: o.problems.clone(),
             error: None,
+            seen: false,
         }
     }
 
@@ -105,6 +110,7 @@ impl IncidentResult {
             ok: false,
             problems: vec![format!("cannot diagnose: {error}")],
             error: Some(error),
+            seen: false,
         }
     }
 }
@@ -175,6 +181,33 @@ pub struct Summary {
     /// often its top cause was right (the precision of fuzzy matches, of fallbacks…).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<(String, Rate)>,
+    /// The overall measures for unseen, seen and all incidents (in that order).
+    #[serde(default)]
+    pub splits: Vec<SplitScore>,
+    /// Per confidence level of the top cause (high, medium, low): how often it is right.
+    #[serde(default)]
+    pub calibration: Vec<CalibrationRow>,
+}
+
+/// The overall measures on a part of the corpus.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SplitScore {
+    /// `unseen`, `seen` or `all`.
+    pub split: String,
+    pub incidents: usize,
+    pub top1: Rate,
+    pub top3: Rate,
+    pub key_line: Rate,
+    pub ok: Rate,
+}
+
+/// One confidence level: incidents whose top cause has it, and how many of those are
+/// right (the top cause's category is the expected one, or one of `also`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CalibrationRow {
+    pub confidence: String,
+    pub unseen: Rate,
+    pub all: Rate,
 }
 
 /// A whole run: the saved result and baseline format.
@@ -209,6 +242,55 @@ impl CorpusReport {
     pub fn get(&self, name: &str) -> Option<&IncidentResult> {
         self.incidents.iter().find(|i| i.name == name)
     }
+}
+
+fn split(name: &str, inc: &[&IncidentResult]) -> SplitScore {
+    SplitScore {
+        split: name.to_string(),
+        incidents: inc.len(),
+        top1: rate(inc.iter().map(|i| i.top1)),
+        top3: rate(inc.iter().map(|i| i.top3)),
+        key_line: rate(
+            inc.iter()
+                .filter(|i| i.has_key_line)
+                .map(|i| i.key_line_hit),
+        ),
+        ok: rate(inc.iter().map(|i| i.ok)),
+    }
+}
+
+fn splits(inc: &[IncidentResult]) -> Vec<SplitScore> {
+    let unseen: Vec<&IncidentResult> = inc.iter().filter(|i| !i.seen).collect();
+    let seen: Vec<&IncidentResult> = inc.iter().filter(|i| i.seen).collect();
+    let all: Vec<&IncidentResult> = inc.iter().collect();
+    vec![
+        split("unseen", &unseen),
+        split("seen", &seen),
+        split("all", &all),
+    ]
+}
+
+/// The top cause is right: its category is the expected one or one of `also` (a cause
+/// on a healthy log or a code bug is never right).
+fn top_right(i: &IncidentResult) -> bool {
+    i.got
+        .first()
+        .is_some_and(|c| *c == i.expected || i.also.contains(c))
+}
+
+/// The calibration table, levels from high to low.
+pub fn calibration(inc: &[IncidentResult]) -> Vec<CalibrationRow> {
+    ["high", "medium", "low"]
+        .iter()
+        .map(|level| {
+            let at = |i: &&IncidentResult| i.top_confidence.as_deref() == Some(*level);
+            CalibrationRow {
+                confidence: level.to_string(),
+                unseen: rate(inc.iter().filter(|i| !i.seen).filter(at).map(top_right)),
+                all: rate(inc.iter().filter(at).map(top_right)),
+            }
+        })
+        .collect()
 }
 
 fn summarize(lib: &Library, inc: &[IncidentResult]) -> Summary {
@@ -302,6 +384,8 @@ fn summarize(lib: &Library, inc: &[IncidentResult]) -> Summary {
             .map(|i| i.name.clone())
             .collect(),
         layers: layer_precision(inc),
+        splits: splits(inc),
+        calibration: calibration(inc),
     }
 }
 

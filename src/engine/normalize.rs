@@ -51,12 +51,15 @@ impl Level {
         })
     }
 
+    /// A journald `PRIORITY`. 5 (notice) and 6 (info) say nothing: journald gives 6 to
+    /// every line a service writes on stdout or stderr (`SyslogLevel=` defaults to info),
+    /// tracebacks included, so they are no level (an INFO level would make a crash's
+    /// lines no evidence for it).
     fn from_priority(p: &str) -> Option<Level> {
         Some(match p {
             "0" | "1" | "2" => Level::Critical,
             "3" => Level::Error,
             "4" => Level::Warning,
-            "5" | "6" => Level::Info,
             "7" => Level::Debug,
             _ => return None,
         })

@@ -425,6 +425,33 @@ fn corpus_add_files_an_incident_that_loads_and_scores() {
         .arg(tmp.path())
         .assert()
         .code(2);
+    // a log nothing explains needs its category: it is not filed as healthy
+    let healthy = root().join("corpus/vllm-none/log.txt");
+    let out = crashdoc()
+        .args(["corpus", "add"])
+        .arg(&healthy)
+        .args(["--source", src, "--name", "unexplained", "--dir"])
+        .arg(tmp.path())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--category"));
+    assert!(!tmp.path().join("unexplained").exists());
+    crashdoc()
+        .args(["corpus", "add"])
+        .arg(&healthy)
+        .args([
+            "--source",
+            src,
+            "--name",
+            "healthy",
+            "--category",
+            "none",
+            "--dir",
+        ])
+        .arg(tmp.path())
+        .assert()
+        .success();
 }
 
 #[test]

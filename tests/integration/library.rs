@@ -104,3 +104,27 @@ fn every_regex_of_the_library_builds_under_the_size_limit() {
     }
     assert!(deferred > 100, "{deferred} regexes deferred");
 }
+
+/// The content lints (W007 examples and near-miss, W008 unfilled placeholders in
+/// commands, W009 environment changes without a check or fact condition) are clean on
+/// the embedded library: `cargo run -- sig lint` names each.
+#[test]
+fn library_is_clean_of_content_lints() {
+    use crashdoc::knowledge::signature::load::{builtin_files, LibraryFile};
+    use crashdoc::tools::lint::lint;
+    let files: Vec<LibraryFile> = builtin_files()
+        .iter()
+        .map(|(n, t)| LibraryFile {
+            name: n.to_string(),
+            text: t.to_string(),
+        })
+        .collect();
+    let r = lint(&files, &[]);
+    let bad: Vec<String> = r
+        .diagnostics
+        .iter()
+        .filter(|d| matches!(d.code.as_str(), "W007" | "W008" | "W009"))
+        .map(|d| format!("{}:{}: {} {}", d.file, d.line, d.code, d.message))
+        .collect();
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

@@ -13,6 +13,7 @@ mod incidents;
 mod layers;
 mod library;
 mod matching;
+mod metamorphic;
 mod prefilter_oracle;
 mod properties;
 mod remediation_safety;

@@ -99,3 +99,58 @@ fn prefilter_equals_brute_force_on_long_logs() {
     let hits = compare(logs);
     assert!(hits > 0, "the oracle compared no match on the long logs");
 }
+
+/// The same on transformed logs (`crashdoc::corpus::metamorph`): every transformation of
+/// every corpus log and of a sample of signature examples (every tenth), burying in 300
+/// lines of noise rather than 10,000 (brute force is slow on long logs in a debug build).
+/// Thousands of brute-force runs: release build only, with the long logs.
+#[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "brute force on thousands of transformed logs: run with `cargo test --release --test integration prefilter_oracle`"
+)]
+fn prefilter_equals_brute_force_on_transformed_logs() {
+    use crashdoc::corpus::{self, invariance, metamorph};
+    let compiled = crate::util::compiled();
+    let lib = compiled.library;
+    let mut fast = Engine::new(compiled, EngineKind::Prefilter);
+    let mut brute = Engine::new(compiled, EngineKind::Brute);
+    let mut parallel = Engine::new(compiled, EngineKind::Prefilter).with_parallel_after(0);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let incidents = corpus::load_dir(&root.join("corpus")).expect("corpus");
+    let (healthy, noise) = invariance::healthy_lines(&incidents);
+    let ctx = metamorph::Ctx {
+        seed: invariance::SEED,
+        healthy: &healthy,
+        noise: &noise,
+        bury_lines: 300,
+    };
+    let mut texts: Vec<(String, String)> = invariance::subjects(&incidents)
+        .into_iter()
+        .map(|s| (s.name, s.text))
+        .collect();
+    let examples = lib.signatures.iter().flat_map(|s| {
+        s.examples
+            .matches
+            .iter()
+            .enumerate()
+            .map(move |(i, e)| (format!("{}#{i}", s.id), e.log.clone()))
+    });
+    texts.extend(examples.step_by(10));
+    let mut compared = 0;
+    for (name, text) in &texts {
+        for t in metamorph::ALL {
+            let Some(x) = (t.apply)(text, &ctx) else {
+                continue;
+            };
+            let name = format!("{name} ({})", t.name);
+            let a = run(&mut fast, &name, x.clone().into_bytes());
+            let p = run(&mut parallel, &name, x.clone().into_bytes());
+            let b = run(&mut brute, &name, x.into_bytes());
+            assert_eq!(a, b, "prefilter and brute force differ on {name}");
+            assert_eq!(p, b, "two threads and brute force differ on {name}");
+            compared += 1;
+        }
+    }
+    assert!(compared > 1000, "too few transformed logs: {compared}");
+}

@@ -42,10 +42,13 @@ pub enum Code {
     W004,
     W005,
     W006,
+    W007,
+    W008,
+    W009,
 }
 
 impl Code {
-    pub const ALL: [Code; 22] = [
+    pub const ALL: [Code; 25] = [
         Code::E001,
         Code::E002,
         Code::E003,
@@ -68,6 +71,9 @@ impl Code {
         Code::W004,
         Code::W005,
         Code::W006,
+        Code::W007,
+        Code::W008,
+        Code::W009,
     ];
 
     /// `E001`…
@@ -95,6 +101,9 @@ impl Code {
             Code::W004 => "W004",
             Code::W005 => "W005",
             Code::W006 => "W006",
+            Code::W007 => "W007",
+            Code::W008 => "W008",
+            Code::W009 => "W009",
         }
     }
 
@@ -132,6 +141,9 @@ impl Code {
             Code::W004 => "no positive example",
             Code::W005 => "a Unicode class (`\\d`, `\\w`, `\\b`…) where ASCII (`[0-9]`, `[A-Za-z0-9_]`, `(?-u:\\b)`) would do",
             Code::W006 => "the file does not start with the `yaml-language-server` modeline",
+            Code::W007 => "fewer than 2 positive examples, or no near-miss (`examples.no_match`): every signature needs both",
+            Code::W008 => "a `command:` holds an unfilled `<placeholder>` (it would be printed as a runnable command): put such guidance in `description:`, or fill the value from a capture (`{{name}}`)",
+            Code::W009 => "a `command:` that changes the environment (pip/uv/conda/apt install or uninstall, `--force-reinstall`, `--index-url`, `rm -`, `chown`, `chmod`, `usermod`, `modprobe`/`rmmod`, `dkms`, `reboot`, `apt-mark`, `add-apt-repository`, `nvidia-ctk runtime configure`) with neither an `if:` fact condition nor a read-only check before it (an earlier step's command such as `pip show X`, `nvidia-smi`, `python -c \"import torch; …\"`, `docker info`, `ls -ld`, or a check earlier in the same command)",
         }
     }
 }
