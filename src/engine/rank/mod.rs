@@ -420,12 +420,19 @@ fn fold_consequences(lib: &Library, x: &Extraction, ranked: &mut [Ranked]) {
     }
 }
 
-/// Deterministic order: score, then first line, then id.
+/// Deterministic order: failures (fatal or error) before warnings — a warning repeated
+/// ten thousand times still explains less than the one error that stopped the run —,
+/// then score, first line and id.
 pub fn order(lib: &Library, ranked: &mut [Ranked]) {
+    let warning = |r: &Ranked| lib.signatures[r.signature].severity == Severity::Warning;
     ranked.sort_by(|a, b| {
-        b.score
-            .partial_cmp(&a.score)
-            .unwrap_or(std::cmp::Ordering::Equal)
+        warning(a)
+            .cmp(&warning(b))
+            .then(
+                b.score
+                    .partial_cmp(&a.score)
+                    .unwrap_or(std::cmp::Ordering::Equal),
+            )
             .then(a.first_line.cmp(&b.first_line))
             .then(
                 lib.signatures[a.signature]
