@@ -13,10 +13,13 @@
 
 pub mod add;
 pub mod baseline;
+pub mod invariance;
 pub mod junit;
+pub mod metamorph;
 pub mod render;
 pub mod run;
 pub mod score;
+pub mod seen;
 
 use std::path::{Path, PathBuf};
 

@@ -7,7 +7,7 @@
 use std::sync::{LazyLock, Mutex};
 
 use crashdoc::engine::ingest::LineReader;
-use crashdoc::engine::matcher::EngineKind;
+use crashdoc::engine::matcher::{Compiled, EngineKind};
 use crashdoc::engine::pipeline::Engine;
 use crashdoc::engine::diagnosis::BuildOptions;
 use crashdoc::report::{self, text::Style};
@@ -16,10 +16,11 @@ use libfuzzer_sys::fuzz_target;
 
 static LIB: LazyLock<Library> =
     LazyLock::new(|| signature::load(&[LibrarySource::Builtin]).unwrap());
+static COMPILED: LazyLock<Compiled<'static>> = LazyLock::new(|| Compiled::new(&LIB).unwrap());
 static ENGINES: LazyLock<Mutex<(Engine<'static>, Engine<'static>)>> = LazyLock::new(|| {
     Mutex::new((
-        Engine::new(&LIB, EngineKind::Prefilter),
-        Engine::new(&LIB, EngineKind::Brute),
+        Engine::new(&COMPILED, EngineKind::Prefilter),
+        Engine::new(&COMPILED, EngineKind::Brute),
     ))
 });
 

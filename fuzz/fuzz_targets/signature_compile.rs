@@ -4,7 +4,7 @@
 //! that compiles is then exercised: its prefilter is built and its examples are run.
 #![no_main]
 
-use crashdoc::engine::matcher::EngineKind;
+use crashdoc::engine::matcher::{Compiled, EngineKind};
 use crashdoc::engine::pipeline::Engine;
 use crashdoc::engine::diagnosis::BuildOptions;
 use crashdoc::knowledge::signature::load::{compile_files, LibraryFile};
@@ -20,7 +20,11 @@ fuzz_target!(|data: &[u8]| {
     }];
     match compile_files(&files) {
         Ok(lib) => {
-            let mut engine = Engine::new(&lib, EngineKind::Prefilter);
+            // an automaton that cannot be built is an error, never a panic
+            let Ok(compiled) = Compiled::new(&lib) else {
+                return;
+            };
+            let mut engine = Engine::new(&compiled, EngineKind::Prefilter);
             for s in &lib.signatures {
                 for ex in s
                     .examples

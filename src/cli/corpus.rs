@@ -13,9 +13,10 @@ use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::{print, EngineArgs, LibraryArgs, EXIT_FOUND, EXIT_NONE};
-use crate::corpus::{self, add, baseline, render, run::run_corpus};
+use crate::corpus::{self, add, baseline, invariance, render, run::run_corpus};
 use crate::engine::diagnosis::BuildOptions;
 use crate::engine::ingest::{LineReader, Source};
+use crate::engine::matcher::Compiled;
 use crate::engine::pipeline::Engine;
 use crate::knowledge::signature::Category;
 
@@ -51,6 +52,12 @@ pub struct RunArgs {
     /// Write this run's result to the --baseline file (never fails on regressions).
     #[arg(long, requires = "baseline")]
     pub update: bool,
+    /// Presentation invariance instead of accuracy: every transformation (quoting,
+    /// wrapping, prefixes, truncation, CRLF, interleaving, burying in noise) applied to
+    /// every log must keep the plain log's top cause and key line; with --baseline, a
+    /// pair that held there and fails now is a regression.
+    #[arg(long)]
+    pub metamorphic: bool,
     #[command(flatten)]
     pub library: LibraryArgs,
     #[command(flatten)]
@@ -65,7 +72,8 @@ pub struct AddArgs {
     /// Where the log comes from (the issue thread's address).
     #[arg(long)]
     pub source: String,
-    /// The category, when you know it (default: the top cause's, or `none`).
+    /// The category, when you know it (default: the top cause's; required when no cause
+    /// matched — `none` for a healthy log, `other` for a code bug).
     #[arg(long)]
     pub category: Option<String>,
     /// The incident's folder name (default: <category>-<log file stem>).
@@ -110,6 +118,9 @@ fn progress(n: usize) -> ProgressBar {
 }
 
 fn run_run(a: &RunArgs) -> anyhow::Result<ExitCode> {
+    if a.metamorphic {
+        return run_metamorphic(a);
+    }
     let incidents = corpus::load_dir(&a.dir)?;
     if incidents.is_empty() {
         anyhow::bail!(
@@ -132,7 +143,8 @@ fn run_run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     };
     let lib = a.library.load()?;
     let pb = progress(incidents.len());
-    let run = run_corpus(&lib, a.engine.engine, &incidents, &pb);
+    let compiled = Compiled::new(&lib)?;
+    let run = run_corpus(&compiled, a.engine.engine, &incidents, &pb);
     let heading = format!(
         "crashdoc corpus run: {} incidents from {} in {:.2} s ({} threads)",
         incidents.len(),
@@ -174,6 +186,75 @@ fn run_run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(code))
 }
 
+/// `corpus run --metamorphic`.
+fn run_metamorphic(a: &RunArgs) -> anyhow::Result<ExitCode> {
+    let incidents = corpus::load_dir(&a.dir)?;
+    if incidents.is_empty() {
+        anyhow::bail!(
+            "{}: no incidents (sub-folders with expected.yaml and log.txt)",
+            a.dir.display()
+        );
+    }
+    let saved = match (&a.baseline, a.update) {
+        (Some(p), false) => Some(invariance::read(p).map_err(anyhow::Error::msg)?),
+        _ => None,
+    };
+    let lib = a.library.load()?;
+    let start = std::time::Instant::now();
+    let compiled = Compiled::new(&lib)?;
+    let v = invariance::run_corpus(&compiled, &incidents);
+    let (held, total) = v.totals();
+    let heading = format!(
+        "crashdoc corpus run --metamorphic: {} incidents × {} transformations from {}: {held}/{total} pairs held in {:.2} s",
+        incidents.len(),
+        v.rows.len(),
+        a.dir.display(),
+        start.elapsed().as_secs_f64()
+    );
+    print(&match a.format {
+        CorpusFormat::Json => invariance::to_json(&v),
+        CorpusFormat::Markdown => render::invariance_markdown(&v),
+        CorpusFormat::Text | CorpusFormat::Junit => render::invariance_text(&v, &heading),
+    })?;
+    metamorphic_gate(a, saved.as_ref(), &v)
+}
+
+/// The metamorphic gate: a pair that held in the baseline and fails now is a regression.
+fn metamorphic_gate(
+    a: &RunArgs,
+    saved: Option<&invariance::Invariance>,
+    v: &invariance::Invariance,
+) -> anyhow::Result<ExitCode> {
+    let Some(p) = &a.baseline else {
+        return Ok(ExitCode::from(EXIT_FOUND));
+    };
+    let name = p.display().to_string();
+    if a.update {
+        std::fs::write(p, invariance::to_json(v))
+            .map_err(|e| anyhow::anyhow!("{name}: cannot write the baseline: {e}"))?;
+        eprintln!("crashdoc: wrote {name}");
+        return Ok(ExitCode::from(EXIT_FOUND));
+    }
+    let regressions = saved
+        .map(|b| invariance::regressions(b, v))
+        .unwrap_or_default();
+    for (t, f) in &regressions {
+        eprintln!(
+            "REGRESSION {t} on {}: held in {name}, fails now: {}",
+            f.log, f.reason
+        );
+    }
+    eprintln!(
+        "metamorphic baseline {name}: {} regression(s)",
+        regressions.len()
+    );
+    Ok(ExitCode::from(if regressions.is_empty() {
+        EXIT_FOUND
+    } else {
+        EXIT_NONE
+    }))
+}
+
 fn valid_category(c: &str) -> bool {
     c == "none" || Category::ALL.iter().any(|k| k.as_str() == c)
 }
@@ -189,7 +270,8 @@ fn run_add(a: &AddArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let lib = a.library.load()?;
-    let mut engine = Engine::new(&lib, crate::engine::matcher::EngineKind::Prefilter);
+    let compiled = Compiled::new(&lib)?;
+    let mut engine = Engine::new(&compiled, crate::engine::matcher::EngineKind::Prefilter);
     let mut r = LineReader::open(&Source::Path(a.log.clone()))?;
     let d = engine.diagnose(&mut r, BuildOptions { top: 3 })?;
     let n = add::NewIncident {

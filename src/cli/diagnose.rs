@@ -8,10 +8,11 @@ use clap::{Args, ValueEnum};
 use super::inputs::Inputs;
 use super::output::{OutputArgs, WidthArgs};
 use super::{ColorChoice, EngineArgs, LibraryArgs, EXIT_FOUND, EXIT_INPUT, EXIT_NONE};
-use crate::engine::diagnosis::{BuildOptions, Diagnosis};
+use crate::engine::diagnosis::BuildOptions;
 use crate::engine::ingest::LineReader;
+use crate::engine::matcher::Compiled;
 use crate::engine::pipeline::Engine;
-use crate::report::{self, text::Style};
+use crate::report::{self, text::Style, Render};
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
@@ -25,13 +26,6 @@ pub enum Format {
     Github,
     /// One compact JSON diagnosis per line, one line per input (batch work).
     Jsonl,
-}
-
-impl Format {
-    /// Formats that render all inputs together, at the end.
-    fn collects(self) -> bool {
-        matches!(self, Format::Sarif | Format::Github)
-    }
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -114,20 +108,16 @@ fn report_input_errors(inputs: &Inputs) -> usize {
     inputs.errors.len()
 }
 
-/// One diagnosis in a per-input format (the collecting formats render at the end).
-fn render_one(a: &DiagnoseArgs, d: &Diagnosis, style: Style) -> anyhow::Result<String> {
-    Ok(match a.format {
-        Format::Text if !d.findings.is_empty() => {
-            report::text::render(d, style)
-                + "Environment problems (compatibility rules on the facts given):\n"
-                + &super::preflight::render_findings(&d.findings)
-        }
-        Format::Text => report::text::render(d, style),
-        Format::Json => report::json(d)? + "\n",
-        Format::Markdown => report::markdown::render(d),
-        Format::Jsonl => serde_json::to_string(d)? + "\n",
-        Format::Sarif | Format::Github => String::new(),
-    })
+/// The renderer of the chosen format.
+fn renderer(format: Format, style: Style) -> Box<dyn Render> {
+    match format {
+        Format::Text => Box::new(report::text::Text { style }),
+        Format::Json => Box::new(report::Json),
+        Format::Markdown => Box::new(report::markdown::Markdown),
+        Format::Sarif => Box::new(report::sarif::Sarif),
+        Format::Github => Box::new(report::github::Github),
+        Format::Jsonl => Box::new(report::Jsonl),
+    }
 }
 
 pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
@@ -136,12 +126,18 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     let facts = super::preflight::read_envs(&a.env)?;
     let rules = a.rules.load()?;
     let mut out = a.output.open()?;
-    let mut engine = Engine::new(&lib, a.engine.engine).with_facts(facts);
+    let compiled = Compiled::new(&lib)?;
+    let mut engine = Engine::new(&compiled, a.engine.engine)
+        .with_facts(facts)
+        .with_rules(&rules);
     let terminal = a.output.to_terminal();
-    let style = Style {
-        color: a.color.enabled_for(terminal),
-        width: a.width.resolve(terminal),
-    };
+    let render = renderer(
+        a.format,
+        Style {
+            color: a.color.enabled_for(terminal),
+            width: a.width.resolve(terminal),
+        },
+    );
     let mut errors = report_input_errors(&inputs);
     let mut any_found = false;
     let mut collected = Vec::new();
@@ -149,7 +145,7 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     for s in &inputs.sources {
         let d = LineReader::open(s)
             .and_then(|mut r| engine.diagnose(&mut r, BuildOptions { top: a.top }));
-        let mut d = match d {
+        let d = match d {
             Ok(d) => d,
             Err(e) => {
                 eprintln!("crashdoc: {e}");
@@ -157,25 +153,20 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
                 continue;
             }
         };
-        d.findings = crate::engine::findings::check(&rules, &d.environment);
         any_found |= d.found();
-        if a.format.collects() {
+        if render.collects() {
             collected.push(d);
             continue;
         }
-        let text = render_one(a, &d, style)?;
-        if printed > 0 && !matches!(a.format, Format::Json | Format::Jsonl) {
-            writeln!(out)?;
+        if printed > 0 {
+            out.write_all(render.separator().as_bytes())?;
         }
         printed += 1;
-        out.write_all(text.as_bytes())?;
+        out.write_all(render.one(&d)?.as_bytes())?;
     }
-    let text = match a.format {
-        Format::Sarif => report::sarif::render(&collected)?,
-        Format::Github => report::github::render(&collected),
-        _ => String::new(),
-    };
-    out.write_all(text.as_bytes())?;
+    if render.collects() {
+        out.write_all(render.all(&collected)?.as_bytes())?;
+    }
     out.flush()?;
     Ok(combined_exit(errors, any_found))
 }
@@ -183,7 +174,8 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
 pub fn run_extract(a: &ExtractArgs) -> anyhow::Result<ExitCode> {
     let inputs = Inputs::expand(&a.files);
     let lib = a.library.load()?;
-    let mut engine = Engine::new(&lib, crate::engine::matcher::EngineKind::Prefilter);
+    let compiled = Compiled::new(&lib)?;
+    let mut engine = Engine::new(&compiled, crate::engine::matcher::EngineKind::Prefilter);
     let terminal = std::io::stdout().is_terminal();
     let style = Style {
         color: a.color.enabled_for(terminal),

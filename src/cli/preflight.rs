@@ -13,7 +13,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand, ValueEnum};
 
 use super::{CliError, EXIT_FOUND, EXIT_NONE};
-use crate::engine::findings::{self, Finding};
+use crate::engine::findings;
 use crate::env::{read_env_file, Facts};
 use crate::knowledge::rules::{self, Rules, RulesSource};
 use crate::knowledge::text::escape_control;
@@ -60,10 +60,11 @@ pub struct PreflightArgs {
     /// repeatable). Without it, the facts are collected on this machine.
     #[arg(long = "env", value_name = "FILE")]
     pub env: Vec<PathBuf>,
-    /// The Python whose packages are checked (a venv's `bin/python`).
+    /// The Python whose packages are checked (a venv's `bin/python`). It runs isolated
+    /// (`-I`) in `/`: nothing in the current directory is imported.
     #[arg(long, value_name = "PATH", default_value = "python3")]
     pub python: String,
-    /// Seconds each collection command may take.
+    /// Seconds each collection command may take (its whole process group is killed then).
     #[arg(long, default_value_t = 60)]
     pub timeout: u64,
     /// Warnings fail too.
@@ -84,70 +85,6 @@ pub fn read_envs(paths: &[PathBuf]) -> anyhow::Result<Facts> {
     Ok(facts)
 }
 
-/// Findings as text.
-pub fn render_findings(findings: &[Finding]) -> String {
-    let mut out = String::new();
-    for (i, f) in findings.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "{}. [{}] {} ({}, rule {})",
-            i + 1,
-            f.severity.as_str(),
-            escape_control(&f.title),
-            f.category.as_str(),
-            f.rule
-        );
-        for e in &f.evidence {
-            let _ = writeln!(
-                out,
-                "   {}  ({})",
-                escape_control(&e.what),
-                escape_control(&e.origin.to_string())
-            );
-        }
-        let _ = writeln!(
-            out,
-            "   Why: {}",
-            escape_control(&f.explain.replace('\n', " "))
-        );
-        if !f.remediation.is_empty() {
-            let _ = writeln!(out, "   Fix (printed, never run):");
-            for (j, s) in f.remediation.iter().enumerate() {
-                let when = s
-                    .when
-                    .as_deref()
-                    .map(|w| format!(" — {}", escape_control(&crate::report::when_phrase(w))))
-                    .unwrap_or_default();
-                let fits = if s.fits {
-                    " [fits this environment]"
-                } else {
-                    ""
-                };
-                let _ = writeln!(
-                    out,
-                    "     {}. {}{when}{fits}",
-                    j + 1,
-                    escape_control(&s.description)
-                );
-                if let Some(c) = &s.command {
-                    let _ = writeln!(out, "        $ {}", escape_control(c));
-                } else if let (Some(t), Some(n)) = (&s.template, &s.note) {
-                    let _ = writeln!(
-                        out,
-                        "        ({}: {})",
-                        escape_control(t),
-                        escape_control(n)
-                    );
-                }
-            }
-        }
-        if let Some(r) = f.references.first() {
-            let _ = writeln!(out, "   See: {}", escape_control(r));
-        }
-    }
-    out
-}
-
 pub fn run_preflight(a: &PreflightArgs) -> anyhow::Result<ExitCode> {
     let rules = a.rules.load()?;
     let mut notes = Vec::new();
@@ -162,7 +99,8 @@ pub fn run_preflight(a: &PreflightArgs) -> anyhow::Result<ExitCode> {
                 c.facts
             }
             Err(e) => anyhow::bail!(
-                "cannot collect the environment: {e}\ncrashdoc: give a report instead: crashdoc preflight --env pip-list.txt"
+                "cannot collect the environment: {}\ncrashdoc: give a report instead: crashdoc preflight --env pip-list.txt",
+                escape_control(&e.to_string())
             ),
         }
     } else {
@@ -199,7 +137,7 @@ pub fn run_preflight(a: &PreflightArgs) -> anyhow::Result<ExitCode> {
             if findings.is_empty() {
                 let _ = writeln!(out, "OK: no known incompatibility.");
             } else {
-                out.push_str(&render_findings(&findings));
+                out.push_str(&crate::report::text::findings(&findings));
                 let _ = writeln!(
                     out,
                     "\n{} problem(s) found; {} fail the check.",

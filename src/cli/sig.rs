@@ -6,7 +6,7 @@ use clap::{Args, Subcommand};
 
 use super::{LibraryArgs, EXIT_FOUND, EXIT_NONE};
 use crate::engine::diagnosis::BuildOptions;
-use crate::engine::matcher::{EngineKind, Matcher};
+use crate::engine::matcher::{Compiled, EngineKind, Prefilter};
 use crate::engine::pipeline::Engine;
 use crate::knowledge::signature::Severity;
 
@@ -164,9 +164,9 @@ pub fn run(c: SigCommand) -> anyhow::Result<ExitCode> {
         }
         SigCommand::Atoms(a) => {
             let lib = a.library.load()?;
-            let m = Matcher::new(&lib, EngineKind::Prefilter);
+            let pf = Prefilter::new(&lib)?;
             let mut text = String::new();
-            for a in m.prefilter().atoms() {
+            for a in pf.atoms() {
                 text.push_str(a);
                 text.push('\n');
             }
@@ -184,7 +184,8 @@ pub fn run(c: SigCommand) -> anyhow::Result<ExitCode> {
                 (l, Some(f))
             };
             let filter = a.filter.as_deref();
-            let report = test_library_where(&lib, |s| {
+            let compiled = Compiled::new(&lib)?;
+            let report = test_library_where(&compiled, |s| {
                 filter.is_none_or(|f| s.id.contains(f))
                     && files.as_ref().is_none_or(|fs| fs.contains(&s.file))
             });
@@ -231,21 +232,30 @@ pub struct TestReport {
     pub messages: Vec<String>,
 }
 
+/// Whether signature `id` is shown under a cause: folded as its consequence, or as a
+/// less specific signature on the same evidence ("also matches").
+fn shown_under_a_cause(d: &crate::engine::diagnosis::Diagnosis, id: &str) -> bool {
+    d.causes.iter().any(|c| {
+        c.consequences
+            .iter()
+            .any(|q| q.signature.as_deref() == Some(id))
+            || c.also_matches.iter().any(|a| a.signature == id)
+    })
+}
+
 /// Runs every example of every signature through the pipeline (prefilter included).
-pub fn test_library(
-    lib: &crate::knowledge::signature::Library,
-    filter: Option<&str>,
-) -> TestReport {
-    test_library_where(lib, |s| filter.is_none_or(|f| s.id.contains(f)))
+pub fn test_library(compiled: &Compiled<'_>, filter: Option<&str>) -> TestReport {
+    test_library_where(compiled, |s| filter.is_none_or(|f| s.id.contains(f)))
 }
 
 /// Runs the examples of the signatures `select` picks (the whole library is loaded, so
 /// overlaps with any signature are seen).
 pub fn test_library_where(
-    lib: &crate::knowledge::signature::Library,
+    compiled: &Compiled<'_>,
     select: impl Fn(&crate::knowledge::signature::Signature) -> bool,
 ) -> TestReport {
-    let mut engine = Engine::new(lib, EngineKind::Prefilter);
+    let lib = compiled.library;
+    let mut engine = Engine::new(compiled, EngineKind::Prefilter);
     let mut rep = TestReport::default();
     let opts = BuildOptions { top: usize::MAX };
     for s in &lib.signatures {
@@ -256,11 +266,7 @@ pub fn test_library_where(
             let d = engine.diagnose_text(&format!("{}#match{}", s.id, i + 1), &ex.log, opts);
             let in_causes = d.causes.iter().position(|c| c.signature == s.id);
             let in_noise = d.noise.iter().any(|n| n.signature == s.id);
-            let folded = d.causes.iter().any(|c| {
-                c.consequences
-                    .iter()
-                    .any(|q| q.signature.as_deref() == Some(s.id.as_str()))
-            });
+            let folded = shown_under_a_cause(&d, &s.id);
             let ok = if s.severity == Severity::Benign {
                 in_noise
             } else if ex.top {
@@ -293,16 +299,25 @@ pub fn test_library_where(
                     ));
                 }
             }
+            let under = d
+                .causes
+                .iter()
+                .find(|c| c.also_matches.iter().any(|a| a.signature == s.id));
+            if let (None, Some(c)) = (in_causes, under) {
+                rep.overlaps += 1;
+                rep.messages.push(format!(
+                    "overlap {}: example match #{} is won by {} (same evidence, more specific; shown as also matching)",
+                    s.id,
+                    i + 1,
+                    c.signature
+                ));
+            }
         }
         for (i, ex) in s.examples.no_match.iter().enumerate() {
             let d = engine.diagnose_text(&format!("{}#no_match{}", s.id, i + 1), &ex.log, opts);
             let hit = d.causes.iter().any(|c| c.signature == s.id)
                 || d.noise.iter().any(|n| n.signature == s.id)
-                || d.causes.iter().any(|c| {
-                    c.consequences
-                        .iter()
-                        .any(|q| q.signature.as_deref() == Some(s.id.as_str()))
-                });
+                || shown_under_a_cause(&d, &s.id);
             if hit {
                 rep.failed += 1;
                 rep.messages.push(format!(

@@ -2,7 +2,9 @@
 //! `expected.yaml` proposed from the current diagnosis.
 //!
 //! The proposal is only a starting point: the top cause's category and signature, and
-//! its first evidence line as the key line (or `none` when nothing was found). A person
+//! its first evidence line as the key line. When nothing matched, `--category` is
+//! required: an unexplained crash filed as `none` would count as a healthy log scored
+//! right. A person
 //! checks it against the source thread before committing — the header of the file says
 //! so — otherwise the corpus would only ever confirm what crashdoc already says. The
 //! written file is read back through the same loader `corpus run` uses, so a filed
@@ -29,6 +31,11 @@ pub enum AddError {
     Yaml(String),
     #[error(transparent)]
     Load(#[from] CorpusError),
+    #[error(
+        "no known cause matched this log: give its category with --category \
+         (`none` only for a healthy log, `other` for a code bug); an unexplained crash is not healthy"
+    )]
+    NeedsCategory,
 }
 
 /// What to file.
@@ -115,6 +122,11 @@ const HEADER: &str = "# Proposed by `crashdoc corpus add` from the current diagn
 
 /// Files the incident; returns its folder.
 pub fn add(n: &NewIncident<'_>, d: &Diagnosis) -> Result<PathBuf, AddError> {
+    // nothing matched: the log may be an unexplained crash as well as a healthy run,
+    // and only a person who read the thread can tell
+    if d.causes.is_empty() && n.category.is_none() {
+        return Err(AddError::NeedsCategory);
+    }
     let expected = propose(d, n.source, n.category);
     let name = match n.name {
         Some(s) => s.to_string(),

@@ -155,6 +155,7 @@ mod tests {
             got: top.map(|_| "gpu-oom".to_string()).into_iter().collect(),
             signatures: top.map(str::to_string).into_iter().collect(),
             top_confidence: None,
+            top_layer: None,
             top1: ok,
             top3: ok,
             key_line_hit: ok,
@@ -162,6 +163,7 @@ mod tests {
             ok,
             problems: if ok { vec![] } else { vec!["wrong".into()] },
             error: None,
+            seen: false,
         }
     }
 

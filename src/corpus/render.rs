@@ -55,15 +55,63 @@ fn row(cells: &[&str]) -> Vec<String> {
     cells.iter().map(|s| s.to_string()).collect()
 }
 
+/// The overall measures, unseen first (the figure that says how crashdoc does on logs
+/// the library has not met), then seen and all.
 fn overall(s: &Summary) -> Table {
-    vec![
-        row(&["measure", "score"]),
-        row(&["top-1 accuracy", &s.top1.show()]),
-        row(&["top-3 accuracy", &s.top3.show()]),
-        row(&["key-line hit rate", &s.key_line.show()]),
-        row(&["all checks pass", &s.ok.show()]),
-    ]
+    let mut head = vec!["measure".to_string()];
+    head.extend(
+        s.splits
+            .iter()
+            .map(|p| format!("{} ({})", p.split, p.incidents)),
+    );
+    let line = |name: &str, f: fn(&super::score::SplitScore) -> super::score::Rate| {
+        let mut r = vec![name.to_string()];
+        r.extend(s.splits.iter().map(|p| f(p).show()));
+        r
+    };
+    let mut t = vec![
+        head,
+        line("top-1 accuracy", |p| p.top1),
+        line("top-3 accuracy", |p| p.top3),
+        line("key-line hit rate", |p| p.key_line),
+        line("all checks pass", |p| p.ok),
+    ];
+    // the layers' precision is measured on the whole corpus only
+    for (layer, rate) in &s.layers {
+        let mut r = vec![format!("precision of {layer} top causes")];
+        r.extend(s.splits.iter().map(|p| {
+            if p.split == "all" {
+                rate.show()
+            } else {
+                "—".to_string()
+            }
+        }));
+        t.push(r);
+    }
+    t
 }
+
+/// Confidence level of the top cause → how often that cause is right.
+fn calibration(s: &Summary) -> Table {
+    let mut t = vec![row(&[
+        "top cause's confidence",
+        "right (unseen)",
+        "right (all)",
+    ])];
+    for c in &s.calibration {
+        t.push(vec![c.confidence.clone(), c.unseen.show(), c.all.show()]);
+    }
+    t
+}
+
+/// Notes under the overall table.
+const SPLIT_NOTE: &str = "unseen: neither the key line nor any line of the incident's \
+failure is text inside a signature's examples; seen: one is (right answers there measure \
+recall on the library's own examples)";
+
+/// Notes under the calibration table.
+const CALIBRATION_NOTE: &str = "right: the top cause's category is the expected one \
+(a cause on a healthy log or on a code bug is never right)";
 
 fn categories(s: &Summary) -> Table {
     let mut t = vec![row(&["category", "incidents", "top-1", "top-3"])];
@@ -130,6 +178,9 @@ pub fn text(r: &CorpusReport, heading: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{heading}\n");
     text_table(&mut out, &overall(s));
+    let _ = writeln!(out, "  ({SPLIT_NOTE})");
+    let _ = writeln!(out, "\nCalibration ({CALIBRATION_NOTE})");
+    text_table(&mut out, &calibration(s));
     let _ = writeln!(out, "\nBy category");
     text_table(&mut out, &categories(s));
     let _ = writeln!(out, "\nSignatures as the top cause ({SIGNATURE_NOTE})");
@@ -166,6 +217,9 @@ pub fn markdown(r: &CorpusReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{} incidents.\n", s.incidents);
     md_table(&mut out, &overall(s));
+    let _ = writeln!(out, "\n{SPLIT_NOTE}.");
+    let _ = writeln!(out, "\n**Calibration** ({CALIBRATION_NOTE})\n");
+    md_table(&mut out, &calibration(s));
     let _ = writeln!(out, "\n**By category**\n");
     md_table(&mut out, &categories(s));
     let _ = writeln!(
@@ -243,5 +297,64 @@ pub fn comparison(c: &Comparison, baseline: &str) -> String {
         c.regressions.len(),
         c.improvements.len()
     );
+    out
+}
+
+fn invariance_table(v: &super::invariance::Invariance) -> Table {
+    let mut t = vec![row(&["transformation", "pairs held", "not applicable"])];
+    for r in &v.rows {
+        let rate = super::score::Rate {
+            hits: r.held.len(),
+            of: r.total(),
+        };
+        t.push(vec![
+            r.transform.clone(),
+            rate.show(),
+            r.not_applicable.len().to_string(),
+        ]);
+    }
+    let (h, n) = v.totals();
+    t.push(vec![
+        "all".into(),
+        super::score::Rate { hits: h, of: n }.show(),
+        String::new(),
+    ]);
+    t
+}
+
+fn failing_pairs(v: &super::invariance::Invariance) -> Table {
+    let mut t = vec![row(&["reason", "pairs (transformation: log)"])];
+    for (reason, pairs) in super::invariance::by_reason(v) {
+        let p: Vec<String> = pairs.iter().map(|(t, l)| format!("{t}: {l}")).collect();
+        t.push(vec![reason, p.join(", ")]);
+    }
+    t
+}
+
+/// The metamorphic run as aligned text: held / total per transformation, then the
+/// failing pairs by reason.
+pub fn invariance_text(v: &super::invariance::Invariance, heading: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{heading}\n");
+    text_table(&mut out, &invariance_table(v));
+    let _ = writeln!(out, "\nFailing pairs by reason");
+    if v.rows.iter().all(|r| r.failed.is_empty()) {
+        let _ = writeln!(out, "  none");
+    } else {
+        text_table(&mut out, &failing_pairs(v));
+    }
+    out
+}
+
+/// The metamorphic run as Markdown (the README's table).
+pub fn invariance_markdown(v: &super::invariance::Invariance) -> String {
+    let mut out = String::new();
+    md_table(&mut out, &invariance_table(v));
+    let _ = writeln!(out, "\n**Failing pairs by reason**\n");
+    if v.rows.iter().all(|r| r.failed.is_empty()) {
+        let _ = writeln!(out, "None.");
+    } else {
+        md_table(&mut out, &failing_pairs(v));
+    }
     out
 }

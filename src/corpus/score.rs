@@ -48,6 +48,10 @@ pub struct IncidentResult {
     pub signatures: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_confidence: Option<String>,
+    /// The layer of knowledge of the top cause, when not a signature file (`fuzzy`,
+    /// `fallback`, `wrapper`, `table:<id>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_layer: Option<String>,
     pub top1: bool,
     pub top3: bool,
     pub key_line_hit: bool,
@@ -58,6 +62,10 @@ pub struct IncidentResult {
     /// The log could not be read (the incident counts as wrong).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Its key line or a line of its failure is text inside a signature's examples
+    /// ([`super::seen`]).
+    #[serde(default)]
+    pub seen: bool,
 }
 
 impl IncidentResult {
@@ -71,6 +79,7 @@ impl IncidentResult {
             got: o.got.clone(),
             signatures: d.causes.iter().map(|c| c.signature.clone()).collect(),
             top_confidence: o.top_confidence.map(|c| c.as_str().to_string()),
+            top_layer: d.causes.first().and_then(|c| c.layer.clone()),
             top1: o.top1,
             top3: o.top3,
             key_line_hit: o.key_line_hit,
@@ -79,6 +88,7 @@ impl IncidentResult {
             ok: o.ok,
             problems: o.problems.clone(),
             error: None,
+            seen: false,
         }
     }
 
@@ -92,6 +102,7 @@ impl IncidentResult {
             got: Vec::new(),
             signatures: Vec::new(),
             top_confidence: None,
+            top_layer: None,
             top1: false,
             top3: false,
             key_line_hit: false,
@@ -99,6 +110,7 @@ impl IncidentResult {
             ok: false,
             problems: vec![format!("cannot diagnose: {error}")],
             error: Some(error),
+            seen: false,
         }
     }
 }
@@ -165,6 +177,37 @@ pub struct Summary {
     pub confusions: Vec<Confusion>,
     /// Incidents expecting a failure for which no cause was found.
     pub no_cause: Vec<String>,
+    /// Per layer of knowledge other than signature files (the table's id dropped): how
+    /// often its top cause was right (the precision of fuzzy matches, of fallbacks…).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<(String, Rate)>,
+    /// The overall measures for unseen, seen and all incidents (in that order).
+    #[serde(default)]
+    pub splits: Vec<SplitScore>,
+    /// Per confidence level of the top cause (high, medium, low): how often it is right.
+    #[serde(default)]
+    pub calibration: Vec<CalibrationRow>,
+}
+
+/// The overall measures on a part of the corpus.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SplitScore {
+    /// `unseen`, `seen` or `all`.
+    pub split: String,
+    pub incidents: usize,
+    pub top1: Rate,
+    pub top3: Rate,
+    pub key_line: Rate,
+    pub ok: Rate,
+}
+
+/// One confidence level: incidents whose top cause has it, and how many of those are
+/// right (the top cause's category is the expected one, or one of `also`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CalibrationRow {
+    pub confidence: String,
+    pub unseen: Rate,
+    pub all: Rate,
 }
 
 /// A whole run: the saved result and baseline format.
@@ -199,6 +242,55 @@ impl CorpusReport {
     pub fn get(&self, name: &str) -> Option<&IncidentResult> {
         self.incidents.iter().find(|i| i.name == name)
     }
+}
+
+fn split(name: &str, inc: &[&IncidentResult]) -> SplitScore {
+    SplitScore {
+        split: name.to_string(),
+        incidents: inc.len(),
+        top1: rate(inc.iter().map(|i| i.top1)),
+        top3: rate(inc.iter().map(|i| i.top3)),
+        key_line: rate(
+            inc.iter()
+                .filter(|i| i.has_key_line)
+                .map(|i| i.key_line_hit),
+        ),
+        ok: rate(inc.iter().map(|i| i.ok)),
+    }
+}
+
+fn splits(inc: &[IncidentResult]) -> Vec<SplitScore> {
+    let unseen: Vec<&IncidentResult> = inc.iter().filter(|i| !i.seen).collect();
+    let seen: Vec<&IncidentResult> = inc.iter().filter(|i| i.seen).collect();
+    let all: Vec<&IncidentResult> = inc.iter().collect();
+    vec![
+        split("unseen", &unseen),
+        split("seen", &seen),
+        split("all", &all),
+    ]
+}
+
+/// The top cause is right: its category is the expected one or one of `also` (a cause
+/// on a healthy log or a code bug is never right).
+fn top_right(i: &IncidentResult) -> bool {
+    i.got
+        .first()
+        .is_some_and(|c| *c == i.expected || i.also.contains(c))
+}
+
+/// The calibration table, levels from high to low.
+pub fn calibration(inc: &[IncidentResult]) -> Vec<CalibrationRow> {
+    ["high", "medium", "low"]
+        .iter()
+        .map(|level| {
+            let at = |i: &&IncidentResult| i.top_confidence.as_deref() == Some(*level);
+            CalibrationRow {
+                confidence: level.to_string(),
+                unseen: rate(inc.iter().filter(|i| !i.seen).filter(at).map(top_right)),
+                all: rate(inc.iter().filter(at).map(top_right)),
+            }
+        })
+        .collect()
 }
 
 fn summarize(lib: &Library, inc: &[IncidentResult]) -> Summary {
@@ -291,5 +383,23 @@ fn summarize(lib: &Library, inc: &[IncidentResult]) -> Summary {
             .filter(|i| expects_failure(&i.expected) && i.got.is_empty())
             .map(|i| i.name.clone())
             .collect(),
+        layers: layer_precision(inc),
+        splits: splits(inc),
+        calibration: calibration(inc),
     }
+}
+
+/// The precision of each layer's top causes.
+fn layer_precision(inc: &[IncidentResult]) -> Vec<(String, Rate)> {
+    let mut by: BTreeMap<String, Rate> = BTreeMap::new();
+    for i in inc {
+        let Some(l) = &i.top_layer else {
+            continue;
+        };
+        let key = l.split(':').next().unwrap_or(l).to_string();
+        let r = by.entry(key).or_default();
+        r.of += 1;
+        r.hits += usize::from(i.top1);
+    }
+    by.into_iter().collect()
 }

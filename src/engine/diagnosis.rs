@@ -43,6 +43,70 @@ pub struct Consequence {
     pub text: String,
     pub line: usize,
     pub count: usize,
+    /// Folded through the cause's `explains:` link (a reverse link).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub linked: bool,
+}
+
+/// The first failure of a crash attempt, shown beside a consequence cause.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FirstFailure {
+    pub line: usize,
+    pub headline: String,
+}
+
+/// The first failure of the top cause's attempt when the top cause is a consequence
+/// (its signature follows another, or every failure it matched follows another) and
+/// no cause explains that first failure.
+fn first_failure_hidden(lib: &Library, x: &Extraction, causes: &[Cause]) -> Option<FirstFailure> {
+    let top = causes.first()?;
+    let sig = lib.signatures.iter().find(|s| s.id == top.signature)?;
+    let matched: Vec<&Failure> = x
+        .failures
+        .iter()
+        .filter(|f| top.failures.contains(&f.id))
+        .collect();
+    let consequence = !sig.consequence_of.is_empty()
+        || (!matched.is_empty() && matched.iter().all(|f| f.consequence_of.is_some()));
+    if !consequence {
+        return None;
+    }
+    let attempt = matched.first().map_or(1, |f| f.attempt);
+    let first = x
+        .failures
+        .iter()
+        .find(|f| f.attempt == attempt && f.first_in_attempt)?;
+    let explained = causes.iter().any(|c| c.failures.contains(&first.id));
+    (!explained).then(|| FirstFailure {
+        line: first.first.line,
+        headline: first.headline.clone(),
+    })
+}
+
+/// A signature that also matches a cause's evidence, less specifically.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AlsoMatch {
+    pub signature: String,
+    pub title: String,
+    pub category: Category,
+    pub score: f64,
+}
+
+/// The signatures shown under cause `of` as "also matches", best score first.
+fn also_matches(lib: &Library, ranked: &[Ranked], of: usize) -> Vec<AlsoMatch> {
+    ranked
+        .iter()
+        .filter(|o| o.also_of == Some(of))
+        .map(|o| {
+            let s = &lib.signatures[o.signature];
+            AlsoMatch {
+                signature: s.id.clone(),
+                title: s.title.clone(),
+                category: s.category,
+                score: (o.score * 100.0).round() / 100.0,
+            }
+        })
+        .collect()
 }
 
 /// One probable cause.
@@ -50,6 +114,10 @@ pub struct Consequence {
 pub struct Cause {
     pub rank: usize,
     pub signature: String,
+    /// The layer of knowledge that matched when it is not a signature file:
+    /// `table:<id>` for an entry of a code table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer: Option<String>,
     pub title: String,
     pub category: Category,
     pub severity: Severity,
@@ -64,6 +132,16 @@ pub struct Cause {
     pub remediation: Vec<RenderedStep>,
     pub references: Vec<String>,
     pub consequences: Vec<Consequence>,
+    /// For a fuzzy match: the similarity to the closest real example.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f64>,
+    /// For a cause found inside a wrapper's message: the wrapper's id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wrapped_by: Option<String>,
+    /// Less specific signatures that rest on the same evidence lines: shown under this
+    /// cause, not ranked as causes of their own (their fixes are not printed first).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also_matches: Vec<AlsoMatch>,
     /// Crash attempts it was seen in.
     pub attempts: usize,
     /// Streams (workers, ranks, processes) that show it.
@@ -103,10 +181,18 @@ pub struct Diagnosis {
     /// When no cause was found: the first failure's final exception (or line).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unexplained: Option<String>,
+    /// When the top cause is a consequence (a failure that follows another) and the
+    /// first failure of its crash attempt is explained by no cause: that failure, so a
+    /// consequence never hides it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_failure: Option<FirstFailure>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
     pub attempts: Vec<Attempt>,
     pub failures: Vec<Failure>,
+    /// Streams whose open block was closed early by the cap on open streams.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub evicted_streams: usize,
     /// The environment facts used (from `--env` files and reports inside the log).
     #[serde(skip_serializing_if = "crate::env::Facts::is_empty")]
     pub environment: crate::env::Facts,
@@ -133,9 +219,42 @@ static UNIT_PATTERN: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::ne
     regex::Regex::new(r"^[A-Za-z0-9@._:\\-]+$").expect("unit pattern")
 });
 
-fn unit_value(x: &Extraction) -> Option<String> {
-    let u = x.unit.as_deref()?;
+/// The unit a cause's commands name: the unit whose process wrote its failures (all
+/// of them in one unit), else the unit of a captured `pid` (the OOM killer's victim),
+/// else the one unit of the failures that follow from it (the wrapper that saw its
+/// child killed). `None` when the log does not establish it: never the first unit a
+/// journal names.
+fn cause_unit(
+    x: &Extraction,
+    by_id: &BTreeMap<usize, &Failure>,
+    r: &Ranked,
+    following: &[usize],
+) -> Option<String> {
+    let own = r.failures.iter().filter_map(|id| by_id.get(id).copied());
+    let u = match one_unit(own) {
+        Ok(Some(u)) => u,
+        Ok(None) => {
+            let pid = r.captures.get("pid").and_then(|p| p.parse::<u32>().ok());
+            match pid.and_then(|p| x.pid_units.get(&p)) {
+                Some(u) => u.as_str(),
+                None => {
+                    one_unit(following.iter().filter_map(|id| by_id.get(id).copied())).ok()??
+                }
+            }
+        }
+        Err(()) => return None,
+    };
     Some(u.strip_suffix(".service").unwrap_or(u).to_string())
+}
+
+/// The unit of these failures: `Ok(None)` when none has one, `Err` when they disagree.
+fn one_unit<'a>(fs: impl Iterator<Item = &'a Failure>) -> Result<Option<&'a str>, ()> {
+    let mut units = fs.filter_map(|f| f.unit.as_deref());
+    match units.next() {
+        Some(u) if units.all(|v| v == u) => Ok(Some(u)),
+        Some(_) => Err(()),
+        None => Ok(None),
+    }
 }
 
 impl Diagnosis {
@@ -151,6 +270,8 @@ impl Diagnosis {
 
     /// [`Diagnosis::build`] with environment facts: they fill `{{env.…}}`, add the
     /// `explain_env` sentences that hold and choose among `if:` remediation steps.
+    /// Ordering, consequence folding and remediation filling happen here, before any
+    /// renderer sees the result.
     pub fn build_with_facts(
         input: &str,
         lib: &Library,
@@ -160,8 +281,13 @@ impl Diagnosis {
         facts: crate::env::Facts,
     ) -> Diagnosis {
         rank::order(lib, &mut ranked);
-        let by_id: BTreeMap<usize, &Failure> = x.failures.iter().map(|f| (f.id, f)).collect();
-        let unit = unit_value(&x);
+        let cx = Assembly {
+            lib,
+            x: &x,
+            ranked: &ranked,
+            by_id: x.failures.iter().map(|f| (f.id, f)).collect(),
+            facts: &facts,
+        };
         let mut noise = Vec::new();
         let mut causes: Vec<Cause> = Vec::new();
         for r in ranked.iter() {
@@ -175,109 +301,10 @@ impl Diagnosis {
                 });
                 continue;
             }
-            if r.folded_under.is_some() || causes.len() >= opts.top {
+            if r.folded_under.is_some() || r.also_of.is_some() || causes.len() >= opts.top {
                 continue;
             }
-            let first_failure = r
-                .failures
-                .iter()
-                .filter_map(|id| by_id.get(id))
-                .min_by_key(|f| f.first.line);
-            let mut spread = Vec::new();
-            for a in &r.attempts {
-                let streams: usize = r
-                    .failures
-                    .iter()
-                    .filter_map(|id| by_id.get(id))
-                    .filter(|f| f.attempt == *a)
-                    .map(|f| f.streams.len())
-                    .max()
-                    .unwrap_or(0);
-                let workers = x
-                    .attempts
-                    .iter()
-                    .find(|t| t.index == *a)
-                    .map_or(0, |t| t.workers);
-                spread.push((*a, streams, workers));
-            }
-            let remediation = render_steps(
-                sig,
-                &r.captures,
-                &sig.capture_patterns,
-                unit.as_deref(),
-                &facts,
-            );
-            let environment: Vec<String> = sig
-                .explain_env
-                .iter()
-                .filter(|(c, _)| {
-                    c.as_ref()
-                        .is_none_or(|c| crate::env::eval::eval(c, &facts, &mut Vec::new()).holds())
-                })
-                .filter_map(|(_, t)| crate::env::vars::fill_prose(t, &facts))
-                .collect();
-            // consequences: signatures folded under this one, then linked failures
-            let mut consequences = Vec::new();
-            for c in ranked
-                .iter()
-                .filter(|c| c.folded_under == Some(r.signature))
-            {
-                let cs = &lib.signatures[c.signature];
-                let line = c.first_line;
-                let text = c.evidence.first().map_or(cs.title.clone(), |e| {
-                    by_line_headline(&x, e.line).unwrap_or_else(|| e.text.clone())
-                });
-                consequences.push(Consequence {
-                    signature: Some(cs.id.clone()),
-                    text,
-                    line,
-                    count: c.occurrences,
-                });
-            }
-            let explained: std::collections::BTreeSet<usize> = ranked
-                .iter()
-                .filter(|o| lib.signatures[o.signature].severity != Severity::Benign)
-                .flat_map(|o| o.failures.iter().copied())
-                .collect();
-            for f in &x.failures {
-                if f.consequence_of
-                    .is_some_and(|root| r.failures.contains(&root))
-                    && !explained.contains(&f.id)
-                {
-                    consequences.push(Consequence {
-                        signature: None,
-                        text: f.headline.clone(),
-                        line: f.first.line,
-                        count: f.count,
-                    });
-                }
-            }
-            consequences.sort_by_key(|c| c.line);
-            causes.push(Cause {
-                rank: causes.len() + 1,
-                signature: sig.id.clone(),
-                title: sig.title.clone(),
-                category: sig.category,
-                severity: sig.severity,
-                confidence: Confidence::of(r.score),
-                score: (r.score * 100.0).round() / 100.0,
-                explain: sig.explain.clone(),
-                environment,
-                evidence: r.evidence.clone(),
-                captures: r.captures.clone(),
-                remediation,
-                references: sig.references.clone(),
-                consequences,
-                attempts: r.attempts.len(),
-                streams: r.streams.clone(),
-                occurrences: r.occurrences,
-                first: first_failure.map(|f| f.first.clone()),
-                crash_site: first_failure.and_then(|f| f.crash_site.clone()),
-                raise_site: first_failure.and_then(|f| f.raise_site.clone()),
-                importing: first_failure.and_then(|f| f.importing.clone()),
-                failures: r.failures.clone(),
-                spread,
-            });
+            causes.push(cx.cause(r, causes.len() + 1));
         }
         noise.sort_by(|a, b| b.count.cmp(&a.count).then(a.signature.cmp(&b.signature)));
         let unexplained = if causes.is_empty() {
@@ -289,15 +316,18 @@ impl Diagnosis {
         } else {
             None
         };
+        let first_failure = first_failure_hidden(lib, &x, &causes);
         Diagnosis {
             input: input.to_string(),
             lines: x.lines,
             causes,
             noise,
             unexplained,
+            first_failure,
             unit: x.unit.clone(),
             attempts: x.attempts,
             failures: x.failures,
+            evicted_streams: x.evicted_streams,
             environment: facts,
             findings: Vec::new(),
         }
@@ -306,6 +336,160 @@ impl Diagnosis {
     /// Exit status: 0 when a cause was found, 1 when none.
     pub fn found(&self) -> bool {
         !self.causes.is_empty()
+    }
+}
+
+/// What assembling the causes of one diagnosis reads.
+struct Assembly<'a> {
+    lib: &'a Library,
+    x: &'a Extraction,
+    ranked: &'a [Ranked],
+    by_id: BTreeMap<usize, &'a Failure>,
+    facts: &'a crate::env::Facts,
+}
+
+impl Assembly<'_> {
+    /// One cause, its remediation filled and its consequences folded under it.
+    fn cause(&self, r: &Ranked, rank: usize) -> Cause {
+        let sig = &self.lib.signatures[r.signature];
+        let first_failure = r
+            .failures
+            .iter()
+            .filter_map(|id| self.by_id.get(id))
+            .min_by_key(|f| f.first.line);
+        // the unit of a command is the unit whose process produced this cause's
+        // evidence (or its consequences'), never merely the first unit of the log
+        let following: Vec<usize> = self
+            .ranked
+            .iter()
+            .filter(|c| c.folded_under == Some(r.signature))
+            .flat_map(|c| c.failures.iter().copied())
+            .chain(
+                self.x
+                    .failures
+                    .iter()
+                    .filter(|f| f.consequence_of.is_some_and(|c| r.failures.contains(&c)))
+                    .map(|f| f.id),
+            )
+            .collect();
+        let unit = cause_unit(self.x, &self.by_id, r, &following);
+        let remediation = render_steps(
+            sig,
+            &r.captures,
+            &sig.capture_patterns,
+            unit.as_deref(),
+            self.facts,
+        );
+        let layer = crate::engine::rank::layers::describe(self.lib, r);
+        Cause {
+            rank,
+            signature: sig.id.clone(),
+            layer: layer.layer,
+            similarity: layer.similarity,
+            wrapped_by: layer.wrapped_by,
+            title: sig.title.clone(),
+            category: sig.category,
+            severity: sig.severity,
+            confidence: Confidence::of(r.score),
+            score: (r.score * 100.0).round() / 100.0,
+            explain: sig.explain.clone(),
+            environment: self.environment(sig),
+            evidence: r.evidence.clone(),
+            captures: r.captures.clone(),
+            remediation,
+            references: sig.references.clone(),
+            consequences: self.consequences(r),
+            also_matches: also_matches(self.lib, self.ranked, r.signature),
+            attempts: r.attempts.len(),
+            streams: r.streams.clone(),
+            occurrences: r.occurrences,
+            first: first_failure.map(|f| f.first.clone()),
+            crash_site: first_failure.and_then(|f| f.crash_site.clone()),
+            raise_site: first_failure.and_then(|f| f.raise_site.clone()),
+            importing: first_failure.and_then(|f| f.importing.clone()),
+            failures: r.failures.clone(),
+            spread: self.spread(r),
+        }
+    }
+
+    /// Per attempt: the streams the cause shows in and the attempt's workers.
+    fn spread(&self, r: &Ranked) -> Vec<(usize, usize, usize)> {
+        let mut spread = Vec::new();
+        for a in &r.attempts {
+            let streams: usize = r
+                .failures
+                .iter()
+                .filter_map(|id| self.by_id.get(id))
+                .filter(|f| f.attempt == *a)
+                .map(|f| f.streams.len())
+                .max()
+                .unwrap_or(0);
+            let workers = self
+                .x
+                .attempts
+                .iter()
+                .find(|t| t.index == *a)
+                .map_or(0, |t| t.workers);
+            spread.push((*a, streams, workers));
+        }
+        spread
+    }
+
+    /// The `explain_env` sentences whose condition holds on the facts, filled.
+    fn environment(&self, sig: &crate::knowledge::signature::Signature) -> Vec<String> {
+        sig.explain_env
+            .iter()
+            .filter(|(c, _)| {
+                c.as_ref()
+                    .is_none_or(|c| crate::env::eval::eval(c, self.facts, &mut Vec::new()).holds())
+            })
+            .filter_map(|(_, t)| crate::env::vars::fill_prose(t, self.facts))
+            .collect()
+    }
+
+    /// Signatures folded under this cause, then the failures linked to it that no
+    /// other cause explains; in line order.
+    fn consequences(&self, r: &Ranked) -> Vec<Consequence> {
+        let mut consequences = Vec::new();
+        for c in self
+            .ranked
+            .iter()
+            .filter(|c| c.folded_under == Some(r.signature))
+        {
+            let cs = &self.lib.signatures[c.signature];
+            let text = c.evidence.first().map_or(cs.title.clone(), |e| {
+                by_line_headline(self.x, e.line).unwrap_or_else(|| e.text.clone())
+            });
+            consequences.push(Consequence {
+                signature: Some(cs.id.clone()),
+                text,
+                line: c.first_line,
+                count: c.occurrences,
+                linked: c.linked,
+            });
+        }
+        let explained: std::collections::BTreeSet<usize> = self
+            .ranked
+            .iter()
+            .filter(|o| self.lib.signatures[o.signature].severity != Severity::Benign)
+            .flat_map(|o| o.failures.iter().copied())
+            .collect();
+        for f in &self.x.failures {
+            if f.consequence_of
+                .is_some_and(|root| r.failures.contains(&root))
+                && !explained.contains(&f.id)
+            {
+                consequences.push(Consequence {
+                    signature: None,
+                    text: f.headline.clone(),
+                    line: f.first.line,
+                    count: f.count,
+                    linked: false,
+                });
+            }
+        }
+        consequences.sort_by_key(|c| c.line);
+        consequences
     }
 }
 
@@ -360,6 +544,9 @@ pub fn render_step_list(
     fitting
 }
 
+/// The note of a step that needs a unit the log does not establish.
+const UNIT_UNKNOWN: &str = "needs `unit`: the log does not tie the failing process to a systemd unit (by _SYSTEMD_UNIT, its pid or its journald identifier); fill in the unit of the service";
+
 fn render_step(
     s: &crate::knowledge::signature::compile::Step,
     captures: &BTreeMap<String, String>,
@@ -397,6 +584,7 @@ fn render_step(
             Ok(c) => out.command = Some(c),
             Err(e) => {
                 out.note = Some(match &e {
+                    RenderError::Missing(n) if n == "unit" => UNIT_UNKNOWN.to_string(),
                     RenderError::Missing(_) | RenderError::Refused { .. } => e.to_string(),
                 });
                 out.template = Some(t.source.clone());
@@ -404,4 +592,8 @@ fn render_step(
         }
     }
     out
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

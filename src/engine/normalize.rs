@@ -15,7 +15,8 @@
 //! Layers (each a small anchored regex, ASCII digit classes):
 //! markdown quote `> `; journald `-o json`; ISO timestamps (GitHub Actions, `docker logs
 //! --timestamps`); journald `short-iso`; GitHub `##[error]`; journald `short` /
-//! `short-precise` and classic syslog; docker compose `svc_1  | `; NCCL
+//! `short-precise` and classic syslog (a "host" ending in `:` is no host: the line is a
+//! bare `Mon DD HH:MM:SS` timestamp, as CI logs print it, before its message); docker compose `svc_1  | `; NCCL
 //! `host:pid:tid [dev]`; vLLM/Ray process tags `(Worker_TP4 pid=1)`, `(RayWorkerWrapper
 //! pid=1, ip=10.0.0.2)`; torchrun `[rank0]:`; glog (bare and bracketed); vLLM logger
 //! (new `[file.py:N]` and old `file.py:N]`); Python logging; DeepSpeed; `LEVEL:` prefixes.
@@ -50,12 +51,15 @@ impl Level {
         })
     }
 
+    /// A journald `PRIORITY`. 5 (notice) and 6 (info) say nothing: journald gives 6 to
+    /// every line a service writes on stdout or stderr (`SyslogLevel=` defaults to info),
+    /// tracebacks included, so they are no level (an INFO level would make a crash's
+    /// lines no evidence for it).
     fn from_priority(p: &str) -> Option<Level> {
         Some(match p {
             "0" | "1" | "2" => Level::Critical,
             "3" => Level::Error,
             "4" => Level::Warning,
-            "5" | "6" => Level::Info,
             "7" => Level::Debug,
             _ => return None,
         })
@@ -285,10 +289,9 @@ mod fast {
         b.len() >= i + n && b[i..i + n].iter().all(u8::is_ascii_digit)
     }
 
-    /// `Mon DD HH:MM:SS[.frac] host ident[pid]: ` → (len, ts_end, host, ident, pid).
-    pub fn syslog(s: &str) -> Option<Syslog> {
-        let b = s.as_bytes();
-        if b.len() < 16
+    /// `Mon DD HH:MM:SS[.frac]` at the start of `s` → where the timestamp ends.
+    fn syslog_time(b: &[u8]) -> Option<usize> {
+        if b.len() < 15
             || !b[0].is_ascii_uppercase()
             || !b[1].is_ascii_lowercase()
             || !b[2].is_ascii_lowercase()
@@ -315,6 +318,28 @@ mod fast {
                 return None;
             }
         }
+        Some(i)
+    }
+
+    /// A bare timestamp (`Mon DD HH:MM:SS[.frac] `, as CI runners and some loggers
+    /// print it) that is not a syslog prefix → (len, ts_end). One space is taken: the
+    /// indentation of a traceback's frame lines after it stays.
+    pub fn bare_time(s: &str) -> Option<(usize, usize)> {
+        let ts_end = syslog_time(s.as_bytes())?;
+        if s.as_bytes().get(ts_end) != Some(&b' ') || syslog(s).is_some() {
+            return None;
+        }
+        Some((ts_end + 1, ts_end))
+    }
+
+    /// `Mon DD HH:MM:SS[.frac] host ident[pid]: ` → (len, ts_end, host, ident, pid).
+    ///
+    /// A host cannot end with `:`: `Aug 16 14:45:47 ImportError: libfoo.so.7: cannot
+    /// open…` is a bare timestamp before a message (see [`bare_time`]), not host
+    /// `ImportError:` and identifier `libfoo.so.7`.
+    pub fn syslog(s: &str) -> Option<Syslog> {
+        let b = s.as_bytes();
+        let mut i = syslog_time(b)?;
         let ts_end = i;
         if b.get(i) != Some(&b' ') {
             return None;
@@ -324,7 +349,7 @@ mod fast {
         while i < b.len() && !b[i].is_ascii_whitespace() {
             i += 1;
         }
-        if i == hs || b.get(i) != Some(&b' ') {
+        if i == hs || b.get(i) != Some(&b' ') || b[i - 1] == b':' {
             return None;
         }
         let host = (hs, i);
@@ -695,6 +720,7 @@ fn may_have_layer(s: &str) -> bool {
         || (first.is_ascii_digit() && s.as_bytes().get(4) == Some(&b'-'))
         || level_word(s)
         || fast::syslog(s).is_some()
+        || fast::bare_time(s).is_some()
         || (first.is_ascii_alphanumeric() && (fast::compose(s) || fast::nccl(s)))
         || (matches!(first, b'I' | b'W' | b'E' | b'F')
             && s.as_bytes().get(1).is_some_and(u8::is_ascii_digit))
@@ -716,10 +742,9 @@ pub fn normalize(line: Line) -> Record {
     let text = line.text.as_str();
 
     // Layers that can only come first.
-    if let Some(rest) = text.strip_prefix("> ") {
-        start = text.len() - rest.len();
-    } else if text == ">" {
-        start = 1;
+    let quoted = markdown_start(text);
+    if quoted > 0 {
+        start = quoted;
     } else if text.starts_with("{\"") && text.contains("\"MESSAGE\"") {
         if let Ok(j) = serde_json::from_str::<JournalJson>(text) {
             if let Some(m) = j.message.as_ref().and_then(journal_message) {
@@ -742,10 +767,51 @@ pub fn normalize(line: Line) -> Record {
     rec
 }
 
+/// Where a line pasted into markdown starts: after its quote markers (`> `, nested
+/// `> > `, a bare `>`) and an opening or closing code fence (```` ``` ```` or `~~~`, up
+/// to three spaces indented). A fence line alone (with its info string, ```` ```text ````)
+/// has no message: the whole line is peeled. 0 when the line is not markdown.
+fn markdown_start(text: &str) -> usize {
+    let mut rest = text;
+    loop {
+        if let Some(r) = rest.strip_prefix("> ") {
+            rest = r;
+        } else if rest == ">" {
+            rest = "";
+        } else {
+            break;
+        }
+    }
+    let indent = rest.len() - rest.trim_start_matches(' ').len();
+    let body = &rest[indent..];
+    let fence = if body.starts_with("```") {
+        Some('`')
+    } else if body.starts_with("~~~") {
+        Some('~')
+    } else {
+        None
+    };
+    if let Some(mark) = fence.filter(|_| indent <= MAX_FENCE_INDENT) {
+        let after = body.trim_start_matches(mark);
+        let info = after.trim_end();
+        let info_only = info
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'+' | b'.' | b'-'));
+        rest = if info_only { "" } else { after };
+    }
+    text.len() - rest.len()
+}
+
+/// Spaces a markdown code fence may be indented by (CommonMark).
+const MAX_FENCE_INDENT: usize = 3;
+
+/// How many layer parsers [`try_layer`] knows.
+const LAYERS: usize = 19;
+
 /// Applies the layer parsers from `start`; returns where the message begins.
 fn peel(text: &str, mut start: usize, rec: &mut Record) -> usize {
     // Each layer at most once, in any order the line presents them.
-    let mut used = [false; 18];
+    let mut used = [false; LAYERS];
     'outer: loop {
         let rest = &text[start..];
         let Some(&first) = rest.as_bytes().first() else {
@@ -919,6 +985,13 @@ fn try_layer(layer: usize, first: u8, rest: &str, rec: &mut Record) -> Option<us
             rec.origin.get_or_insert_with(|| c[1].to_string());
             Some(c[0].len())
         }
+        // a bare `Mon DD HH:MM:SS ` timestamp that no syslog reading explains
+        18 if first.is_ascii_uppercase() => {
+            let (len, ts_end) = fast::bare_time(rest)?;
+            rec.timestamp
+                .get_or_insert_with(|| rest[..ts_end].to_string());
+            Some(len)
+        }
         _ => None,
     }
 }
@@ -1078,6 +1151,65 @@ mod tests {
             assert_eq!(fast::compose(s), COMPOSE.is_match(s), "compose {s:?}");
             assert_eq!(fast::nccl(s), NCCL.is_match(s), "nccl {s:?}");
         }
+    }
+
+    // CONSTRUCTED: the CI log shape of issue 15 (a bare `Mon DD HH:MM:SS` timestamp
+    // before each line); the messages after it are real (the ImportError is
+    // ../shared/incidents/sglang-missing-shared-library's class, the frame is CPython's).
+    #[test]
+    fn bare_timestamp_is_not_a_syslog_host() {
+        let r = rec("Aug 16 14:45:47 ImportError: libfoo.so.7: cannot open shared object file: No such file or directory");
+        assert_eq!(
+            r.message,
+            "ImportError: libfoo.so.7: cannot open shared object file: No such file or directory"
+        );
+        assert_eq!(r.stream.host, None);
+        assert_eq!(r.stream.ident, None);
+        assert_eq!(r.timestamp.as_deref(), Some("Aug 16 14:45:47"));
+        assert_eq!(view("Aug 16 14:45:47 ImportError: x"), None);
+        let line = "Feb 20 23:31:36 llm-two vllm[12]: Aug 16 14:45:47 RuntimeError: x";
+        assert_eq!(
+            view(line),
+            None,
+            "the view leaves a second timestamp to normalize"
+        );
+        assert_eq!(rec(line).message, "RuntimeError: x");
+        let r = rec("Aug 16 14:45:47   File \"/usr/lib/python3.10/runpy.py\", line 196, in _run_module_as_main");
+        assert_eq!(
+            r.message,
+            "  File \"/usr/lib/python3.10/runpy.py\", line 196, in _run_module_as_main"
+        );
+        let r = rec("Aug 16 14:45:47 Traceback (most recent call last):");
+        assert_eq!(r.message, "Traceback (most recent call last):");
+        // a real syslog line keeps its reading
+        let r = rec("Nov 20 15:10:43 inky kernel: Out of memory: Killed process 27241 (python)");
+        assert_eq!(r.stream.host.as_deref(), Some("inky"));
+        assert_eq!(r.stream.ident.as_deref(), Some("kernel"));
+    }
+
+    // Source: the quote and fence shapes of GitHub issue bodies; the log lines inside
+    // are ../shared/incidents/vllm-import-error/log.txt's.
+    #[test]
+    fn markdown_quotes_and_fences_are_peeled() {
+        assert_eq!(rec("```").message, "");
+        assert_eq!(rec("```text").message, "");
+        assert_eq!(rec("> ```python").message, "");
+        assert_eq!(rec("> > ~~~").message, "");
+        assert_eq!(
+            rec("> > NameError: name 'vllm_ops' is not defined").message,
+            "NameError: name 'vllm_ops' is not defined"
+        );
+        assert_eq!(
+            rec("```Traceback (most recent call last):").message,
+            "Traceback (most recent call last):"
+        );
+        assert_eq!(
+            rec(">   File \"x.py\", line 1, in <module>").message,
+            "  File \"x.py\", line 1, in <module>"
+        );
+        // code spans inside a message are not fences
+        let m = "RuntimeError: run `pip install x` first";
+        assert_eq!(rec(m).message, m);
     }
 
     #[test]

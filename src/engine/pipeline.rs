@@ -7,13 +7,15 @@
 use crate::engine::diagnosis::{BuildOptions, Diagnosis};
 use crate::engine::extract::{ExtractOptions, Extraction, Extractor};
 use crate::engine::ingest::{IngestError, LineReader, RawLine};
-use crate::engine::matcher::{EngineKind, Matcher, Matches, Prefilter};
+use crate::engine::matcher::{Compiled, EngineKind, Matcher, Matches, Prefilter};
 use crate::engine::normalize::{self, Level};
 use crate::engine::rank;
 use crate::env::{Facts, Scanner};
-use crate::knowledge::signature::Library;
+use crate::knowledge::rules::Rules;
 
-/// A compiled library with its prefilter, ready for many inputs.
+/// A scan over inputs, one after the other: the mutable state (the matcher's scratch,
+/// the stream key buffer, the facts given) over a [`Compiled`] library it borrows.
+/// Creating one builds nothing; a thread makes its own.
 ///
 /// The prefilter's automaton holds the library's atoms and every literal extraction acts
 /// on in a message ([`crate::engine::extract::shapes::message_literals`]) and those the
@@ -26,8 +28,8 @@ use crate::knowledge::signature::Library;
 /// counted and skipped. Every other line becomes a record: built from the view when
 /// there is one (the same record, without running the layer parsers again), normalized
 /// otherwise. The brute-force engine never skips.
-pub struct Engine<'l> {
-    pub matcher: Matcher<'l>,
+pub struct Engine<'c> {
+    matcher: Matcher<'c>,
     /// Whether the fast path runs (not for the brute-force engine).
     fast: bool,
     /// The stream key of the line at hand (reused, not reallocated).
@@ -36,6 +38,8 @@ pub struct Engine<'l> {
     parallel_after: usize,
     /// Facts given apart from the log (`--env`).
     given: Facts,
+    /// Compatibility rules checked on each diagnosis's facts (`findings`).
+    rules: Option<&'c Rules>,
 }
 
 /// The state of one pass over an input.
@@ -91,7 +95,11 @@ impl Quiet {
         if matches!(v.level, Some(l) if l >= Level::Warning) {
             return None;
         }
-        let scanner = pf.scanner()?;
+        // a folded reading may hold an atom the message lacks (the matcher reads both)
+        if crate::engine::matcher::text::has_run(v.message) {
+            return None;
+        }
+        let scanner = pf.scanner();
         let atoms = pf.atom_count();
         if let Some(first) = scanner.find(v.message) {
             if first.pattern().as_usize() >= atoms {
@@ -120,15 +128,23 @@ impl Quiet {
 /// another thread: the NFA goes on meanwhile).
 const DFA_AFTER_LINES: usize = 2_000;
 
-impl<'l> Engine<'l> {
-    pub fn new(library: &'l Library, kind: EngineKind) -> Self {
+impl<'c> Engine<'c> {
+    pub fn new(compiled: &'c Compiled<'c>, kind: EngineKind) -> Self {
         Engine {
-            matcher: Matcher::new(library, kind),
+            matcher: Matcher::new(compiled, kind),
             fast: kind == EngineKind::Prefilter,
             key: String::new(),
             parallel_after: PARALLEL_AFTER_LINES,
             given: Facts::default(),
+            rules: None,
         }
+    }
+
+    /// Checks these compatibility rules on the facts of each diagnosis (its
+    /// `findings`).
+    pub fn with_rules(mut self, rules: &'c Rules) -> Self {
+        self.rules = Some(rules);
+        self
     }
 
     /// Reads inputs on a second thread after this many lines (tests use 0 to run the
@@ -140,14 +156,13 @@ impl<'l> Engine<'l> {
 
     /// Uses these environment facts (from `--env` files) for every input.
     pub fn with_facts(mut self, facts: Facts) -> Self {
-        self.matcher.facts = facts.clone();
         self.given = facts;
         self
     }
 
     fn extract_options(&self) -> ExtractOptions {
         ExtractOptions {
-            plumbing: self.matcher.library.plumbing.clone(),
+            plumbing: self.matcher.library().plumbing.clone(),
         }
     }
 
@@ -210,9 +225,8 @@ impl<'l> Engine<'l> {
         let mut facts = scan.finish();
         facts.merge(self.given.clone());
         if matching {
-            self.matcher.facts = facts;
-            self.matcher.match_failures(&x, &mut m);
-            facts = std::mem::replace(&mut self.matcher.facts, self.given.clone());
+            self.matcher.match_failures(&x, &mut m, &facts);
+            crate::engine::matcher::layers::apply(&mut self.matcher, &x, &mut m, &facts);
         }
         Ok((x, m, facts))
     }
@@ -241,7 +255,8 @@ impl<'l> Engine<'l> {
         let attempt = st.x.current_attempt();
         if let Some(loose) = st.x.push(rec) {
             if st.matching {
-                self.matcher.match_loose(&loose, attempt, &mut st.m);
+                self.matcher
+                    .match_loose(&loose, attempt, &mut st.m, &self.given);
             }
         }
     }
@@ -258,9 +273,9 @@ impl<'l> Engine<'l> {
         reader: &mut LineReader,
         st: &mut PassState,
     ) -> Result<(), IngestError> {
-        // the DFA is built once per engine, in the background, and shared by the clone
-        self.matcher.prefilter().upgrade_in_background();
-        let pf = self.matcher.prefilter().clone();
+        // the DFA is built once per compiled library, in the background
+        let pf = self.matcher.prefilter();
+        pf.upgrade_in_background();
         std::thread::scope(|s| {
             let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Batch, IngestError>>(4);
             s.spawn(move || {
@@ -284,7 +299,7 @@ impl<'l> Engine<'l> {
                         // (the other thread also does all the stateful work; measured on
                         // the generated 1 GB log, this split keeps both busy)
                         let quiet = (b.lines.len() % 3 != 0)
-                            .then(|| raw.clean().and_then(|t| Quiet::of(&pf, t, &mut key)));
+                            .then(|| raw.clean().and_then(|t| Quiet::of(pf, t, &mut key)));
                         let start = b.bytes.len();
                         b.bytes.extend_from_slice(raw.bytes);
                         b.lines.push(BatchLine {
@@ -329,15 +344,13 @@ impl<'l> Engine<'l> {
     ) -> Result<Diagnosis, IngestError> {
         let name = reader.name().to_string();
         let (x, m, facts) = self.run_with_facts(reader)?;
-        let ranked = rank::aggregate(self.matcher.library, &x, &m);
-        Ok(Diagnosis::build_with_facts(
-            &name,
-            self.matcher.library,
-            x,
-            ranked,
-            opts,
-            facts,
-        ))
+        let ranked = rank::aggregate(self.matcher.library(), &x, &m);
+        let mut d =
+            Diagnosis::build_with_facts(&name, self.matcher.library(), x, ranked, opts, facts);
+        if let Some(rules) = self.rules {
+            d.findings = crate::engine::findings::check(rules, &d.environment);
+        }
+        Ok(d)
     }
 
     /// Diagnoses text held in memory (signature examples, tests).
@@ -349,7 +362,7 @@ impl<'l> Engine<'l> {
             .unwrap_or_else(|_| {
                 Diagnosis::build(
                     name,
-                    self.matcher.library,
+                    self.matcher.library(),
                     Extraction::default(),
                     Vec::new(),
                     opts,

@@ -45,6 +45,18 @@ fn command(kind: &str, props: &[(&str, String)], message: &str) -> String {
 }
 
 /// The annotations of some diagnoses.
+/// GitHub Actions workflow commands (annotations), for every input at once.
+pub struct Github;
+
+impl super::Render for Github {
+    fn collects(&self) -> bool {
+        true
+    }
+    fn all(&self, ds: &[Diagnosis]) -> Result<String, super::RenderError> {
+        Ok(render(ds))
+    }
+}
+
 pub fn render(ds: &[Diagnosis]) -> String {
     let mut out = String::new();
     let mut written = 0usize;

@@ -11,6 +11,15 @@ fn code(s: &str) -> String {
     format!("{ticks}{}{ticks}", s.replace('\n', " "))
 }
 
+/// The Markdown format, for pasting into an issue.
+pub struct Markdown;
+
+impl super::Render for Markdown {
+    fn one(&self, d: &Diagnosis) -> Result<String, super::RenderError> {
+        Ok(render(d))
+    }
+}
+
 pub fn render(d: &Diagnosis) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -86,6 +95,18 @@ pub fn render(d: &Diagnosis) -> String {
             let _ = writeln!(out, "**Consequences** (not separate causes)\n");
             for q in &c.consequences {
                 let _ = writeln!(out, "- line {}: {}", q.line, code(&q.text));
+            }
+            out.push('\n');
+        }
+        if !c.also_matches.is_empty() {
+            let _ = writeln!(out, "**Also matches** (same evidence, less specific)\n");
+            for a in &c.also_matches {
+                let _ = writeln!(
+                    out,
+                    "- {}: {}",
+                    code(&a.signature),
+                    escape_control(&a.title)
+                );
             }
             out.push('\n');
         }

@@ -8,6 +8,55 @@ pub mod text;
 
 use crate::engine::diagnosis::Diagnosis;
 
+/// Serializing a report failed.
+pub type RenderError = serde_json::Error;
+
+/// One output format of diagnoses; every format implements it. A per-input format
+/// renders each diagnosis as soon as it is ready ([`Render::one`]); a collecting format
+/// renders every diagnosis at the end, in one document ([`Render::all`]).
+pub trait Render {
+    /// Whether the format renders all inputs together, at the end.
+    fn collects(&self) -> bool {
+        false
+    }
+    /// One diagnosis (a per-input format).
+    fn one(&self, _d: &Diagnosis) -> Result<String, RenderError> {
+        Ok(String::new())
+    }
+    /// Every diagnosis (a collecting format).
+    fn all(&self, _ds: &[Diagnosis]) -> Result<String, RenderError> {
+        Ok(String::new())
+    }
+    /// What separates the renderings of two inputs of a per-input format.
+    fn separator(&self) -> &'static str {
+        "\n"
+    }
+}
+
+/// JSON per the contract in README.md, pretty-printed, one document per input.
+pub struct Json;
+
+impl Render for Json {
+    fn one(&self, d: &Diagnosis) -> Result<String, RenderError> {
+        Ok(json(d)? + "\n")
+    }
+    fn separator(&self) -> &'static str {
+        ""
+    }
+}
+
+/// One compact JSON diagnosis per line (batch work).
+pub struct Jsonl;
+
+impl Render for Jsonl {
+    fn one(&self, d: &Diagnosis) -> Result<String, RenderError> {
+        Ok(serde_json::to_string(d)? + "\n")
+    }
+    fn separator(&self) -> &'static str {
+        ""
+    }
+}
+
 /// The JSON report (pretty-printed).
 pub fn json(d: &Diagnosis) -> Result<String, serde_json::Error> {
     serde_json::to_string_pretty(d)

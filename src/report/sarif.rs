@@ -157,6 +157,18 @@ fn help(c: &crate::engine::diagnosis::Cause) -> String {
 }
 
 /// The SARIF log of some diagnoses (pretty JSON with a final newline).
+/// SARIF 2.1.0: one result per cause, every input in one log.
+pub struct Sarif;
+
+impl super::Render for Sarif {
+    fn collects(&self) -> bool {
+        true
+    }
+    fn all(&self, ds: &[Diagnosis]) -> Result<String, super::RenderError> {
+        render(ds)
+    }
+}
+
 pub fn render(ds: &[Diagnosis]) -> Result<String, serde_json::Error> {
     let mut rules: Vec<Rule> = Vec::new();
     let mut index: BTreeMap<String, usize> = BTreeMap::new();

@@ -3,8 +3,9 @@
 use std::fmt::Write as _;
 
 use super::when_phrase;
-use crate::engine::diagnosis::{Cause, Diagnosis};
+use crate::engine::diagnosis::{Cause, Diagnosis, RenderedStep};
 use crate::engine::extract::Extraction;
+use crate::engine::findings::Finding;
 use crate::engine::rank::Confidence;
 use crate::knowledge::text::{clip, escape_control};
 
@@ -213,7 +214,17 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
             )
         )
     );
-    let _ = writeln!(out, "   {}", st.dim(&c.signature));
+    match &c.layer {
+        Some(layer) => {
+            let _ = writeln!(out, "   {}", st.dim(&format!("{} ({layer})", c.signature)));
+        }
+        None => {
+            let _ = writeln!(out, "   {}", st.dim(&c.signature));
+        }
+    }
+    if let Some(note) = layer_note(c) {
+        let _ = writeln!(out, "   {}", escape_control(&note));
+    }
     if !c.captures.is_empty() {
         let caps: Vec<String> = c
             .captures
@@ -279,7 +290,7 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
     for e in &c.environment {
         let _ = writeln!(out, "   In this environment: {}", escape_control(e));
     }
-    fix(out, c, st);
+    fix_block(out, &c.remediation, st);
     if !c.consequences.is_empty() {
         let _ = writeln!(
             out,
@@ -301,6 +312,15 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
         if c.consequences.len() > 6 {
             let _ = writeln!(out, "     - … {} more", c.consequences.len() - 6);
         }
+    }
+    for a in &c.also_matches {
+        let _ = writeln!(
+            out,
+            "   Also matches (same evidence, less specific): {} — {} {}",
+            escape_control(&a.signature),
+            clip(&escape_control(&a.title), 90),
+            st.dim(&format!("[{} · {:.2}]", a.category.as_str(), a.score))
+        );
     }
     if let Some(r) = c.references.first() {
         let _ = writeln!(out, "   See: {}", escape_control(r));
@@ -354,14 +374,15 @@ fn why(out: &mut String, c: &Cause, st: Style) {
     let _ = writeln!(out, "   Why: {text}");
 }
 
-/// The remediation steps, printed, never run; wrapped to the width, the `when` on a
-/// line of its own then.
-fn fix(out: &mut String, c: &Cause, st: Style) {
-    if c.remediation.is_empty() {
+/// The "Fix" block of a cause or a finding: each step, when it applies, whether it fits
+/// the environment, and its command (or why it has none); printed, never run; wrapped
+/// to the width, the `when` on a line of its own then. Written here only.
+fn fix_block(out: &mut String, steps: &[RenderedStep], st: Style) {
+    if steps.is_empty() {
         return;
     }
     let _ = writeln!(out, "   Fix (printed, never run):");
-    for (i, s) in c.remediation.iter().enumerate() {
+    for (i, s) in steps.iter().enumerate() {
         let fits = if s.fits {
             st.bold(" [fits this environment]")
         } else {
@@ -397,6 +418,61 @@ fn fix(out: &mut String, c: &Cause, st: Style) {
                 st.dim(&format!("({}: {})", escape_control(t), escape_control(n)))
             );
         }
+    }
+}
+
+/// Environment findings (compatibility rules the facts break), as text.
+pub fn findings(findings: &[Finding]) -> String {
+    let st = Style {
+        color: false,
+        width: None,
+    };
+    let mut out = String::new();
+    for (i, f) in findings.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{}. [{}] {} ({}, rule {})",
+            i + 1,
+            f.severity.as_str(),
+            escape_control(&f.title),
+            f.category.as_str(),
+            f.rule
+        );
+        for e in &f.evidence {
+            let _ = writeln!(
+                out,
+                "   {}  ({})",
+                escape_control(&e.what),
+                escape_control(&e.origin.to_string())
+            );
+        }
+        let _ = writeln!(
+            out,
+            "   Why: {}",
+            escape_control(&f.explain.replace('\n', " "))
+        );
+        fix_block(&mut out, &f.remediation, st);
+        if let Some(r) = f.references.first() {
+            let _ = writeln!(out, "   See: {}", escape_control(r));
+        }
+    }
+    out
+}
+
+/// The text format: for people, colour on a terminal; environment findings after the
+/// causes.
+pub struct Text {
+    pub style: Style,
+}
+
+impl super::Render for Text {
+    fn one(&self, d: &Diagnosis) -> Result<String, super::RenderError> {
+        let mut out = render(d, self.style);
+        if !d.findings.is_empty() {
+            out.push_str("Environment problems (compatibility rules on the facts given):\n");
+            out.push_str(&findings(&d.findings));
+        }
+        Ok(out)
     }
 }
 
@@ -445,6 +521,15 @@ pub fn render(d: &Diagnosis, st: Style) -> String {
         } else {
             let _ = writeln!(out, "No failure was found in the log either.");
         }
+    }
+    if let Some(f) = &d.first_failure {
+        let _ = writeln!(
+            out,
+            "{} line {}: {}\n",
+            st.bold("The first failure, which no cause below explains (the top cause follows from another failure), is at"),
+            f.line,
+            clip(&escape_control(&f.headline), WIDTH)
+        );
     }
     for c in &d.causes {
         cause(&mut out, c, st);
@@ -595,5 +680,30 @@ pub fn render_extraction(input: &str, x: &Extraction, st: Style) -> String {
             x.dropped_failures
         );
     }
+    if x.evicted_streams > 0 {
+        let _ = writeln!(
+            out,
+            "{} streams had their open block closed early (limit of open streams)",
+            x.evicted_streams
+        );
+    }
     out
+}
+
+/// One sentence saying how a cause was found, when not by a signature's own conditions.
+fn layer_note(c: &Cause) -> Option<String> {
+    let layer = c.layer.as_deref().unwrap_or("signature");
+    match (layer, c.similarity, &c.wrapped_by) {
+        ("fuzzy", Some(s), _) => Some(format!(
+            "layer fuzzy: resembles {} (similarity {s:.2}), not an exact match",
+            c.signature
+        )),
+        ("wrapper", _, Some(w)) => Some(format!(
+            "layer wrapper: found in the error wrapped by {w}"
+        )),
+        ("fallback", _, _) => Some(
+            "layer fallback: no signature matched; a structural fallback (exception type, raising module) at low confidence".to_string(),
+        ),
+        _ => None,
+    }
 }

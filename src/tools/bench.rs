@@ -252,8 +252,9 @@ mod tests {
             crate::knowledge::signature::LibrarySource::Builtin,
         ])
         .expect("lib");
+        let compiled = crate::engine::matcher::Compiled::new(&lib).expect("compiled");
         let run = |kind| {
-            let mut e = crate::engine::pipeline::Engine::new(&lib, kind);
+            let mut e = crate::engine::pipeline::Engine::new(&compiled, kind);
             let mut r = crate::engine::ingest::LineReader::from_reader(
                 Box::new(std::io::Cursor::new(bytes.clone())),
                 "g".into(),

@@ -28,7 +28,7 @@ use regex::Regex;
 
 use crate::engine::extract::{Extraction, Failure, FailureKind};
 use crate::engine::ingest::LineReader;
-use crate::engine::matcher::{EngineKind, Matches};
+use crate::engine::matcher::{Compiled, EngineKind, Matches, PrefilterError};
 use crate::engine::pipeline::Engine;
 use crate::knowledge::signature::compile::valid_id;
 use crate::knowledge::signature::load::{compile_files, LibraryFile};
@@ -53,6 +53,8 @@ pub enum DraftError {
     TakenId(String, String),
     #[error("internal: the draft does not load: {0}")]
     DoesNotLoad(String),
+    #[error("{0}")]
+    Prefilter(#[from] PrefilterError),
 }
 
 /// What kind of volatile token a capture stands for.
@@ -322,19 +324,33 @@ pub struct Draft {
 }
 
 /// Extracts and matches a text with the library (prefilter engine).
-pub fn run_text(lib: &Library, name: &str, text: &str) -> Option<(Extraction, Matches)> {
-    let mut engine = Engine::new(lib, EngineKind::Prefilter);
+pub fn run_text(
+    lib: &Library,
+    name: &str,
+    text: &str,
+) -> Result<(Extraction, Matches), DraftError> {
+    let compiled = Compiled::new(lib)?;
+    let mut engine = Engine::new(&compiled, EngineKind::Prefilter);
     let cursor = std::io::Cursor::new(text.as_bytes().to_vec());
-    let mut reader = LineReader::from_reader(Box::new(cursor), name.to_string()).ok()?;
-    engine.run(&mut reader).ok()
+    let unreadable =
+        |e: crate::engine::ingest::IngestError| DraftError::Read(name.to_string(), e.to_string());
+    let mut reader =
+        LineReader::from_reader(Box::new(cursor), name.to_string()).map_err(unreadable)?;
+    engine.run(&mut reader).map_err(unreadable)
 }
 
-/// The first failure no signature explains.
+/// The first failure no signature explains exactly (a fuzzy resemblance or a structural
+/// fallback is no exact explanation: such a failure still deserves a signature).
 pub fn first_unexplained<'x>(
+    lib: &Library,
     x: &'x Extraction,
     m: &Matches,
 ) -> Result<&'x Failure, Option<(usize, usize)>> {
-    let explained = |f: &Failure| m.failures.iter().find(|h| h.failure == f.id);
+    let explained = |f: &Failure| {
+        m.failures
+            .iter()
+            .find(|h| h.failure == f.id && crate::engine::matcher::layers::is_exact(lib, m, h))
+    };
     let free: Vec<&Failure> = x
         .failures
         .iter()
@@ -475,13 +491,8 @@ pub fn draft(
     text: &str,
     opts: &DraftOptions,
 ) -> Result<Draft, DraftError> {
-    let Some((x, m)) = run_text(lib, log_name, text) else {
-        return Err(DraftError::Read(
-            log_name.to_string(),
-            "unreadable input".into(),
-        ));
-    };
-    let f = match first_unexplained(&x, &m) {
+    let (x, m) = run_text(lib, log_name, text)?;
+    let f = match first_unexplained(lib, &x, &m) {
         Ok(f) => f,
         Err(None) => return Err(DraftError::NoFailure(log_name.to_string())),
         Err(Some((fid, sig))) => {

@@ -76,6 +76,14 @@ pub struct Explanation {
     pub loose_lines: Vec<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub closest: Option<Closest>,
+    /// Which layer matched: signature, table, fallback, wrapper, fuzzy (none on a miss).
+    pub layer: String,
+    /// How that layer matched (the wrapper, the similarity, the links).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub layer_notes: Vec<String>,
+    /// The similarity of the closest failure to the signature's examples (fuzzy layer).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f64>,
 }
 
 /// Failure while explaining.
@@ -85,6 +93,8 @@ pub enum ExplainError {
     UnknownSignature(String),
     #[error("{0}")]
     Input(#[from] crate::engine::ingest::IngestError),
+    #[error("{0}")]
+    Run(#[from] crate::tools::draft::DraftError),
 }
 
 fn describe(c: &Cond) -> String {
@@ -211,7 +221,7 @@ pub fn explain(
         return Err(ExplainError::UnknownSignature(id.to_string()));
     };
     let sig: &Signature = &lib.signatures[index];
-    let (x, m) = crate::tools::draft::run_text(lib, name, text).unwrap_or_default();
+    let (x, m) = crate::tools::draft::run_text(lib, name, text)?;
 
     // the log's lines, prefixes peeled
     let mut lines: Vec<(usize, String)> = Vec::new();
@@ -307,7 +317,12 @@ pub fn explain(
             })
     };
 
+    let (layer, layer_notes, similarity) =
+        crate::engine::matcher::layers::explain_layer(lib, index, &x, &m);
     Ok(Explanation {
+        layer,
+        layer_notes,
+        similarity,
         signature: sig.id.clone(),
         input: name.to_string(),
         matched,
@@ -335,6 +350,19 @@ pub fn render(e: &Explanation) -> String {
             "does not match"
         }
     );
+    if e.matched {
+        let _ = writeln!(o, "Layer: {}", e.layer);
+    }
+    for n in &e.layer_notes {
+        let _ = writeln!(o, "  {}", escape_control(n));
+    }
+    if let (false, Some(sim)) = (e.matched, e.similarity) {
+        let _ = writeln!(
+            o,
+            "Fuzzy: the closest failure resembles it with similarity {sim:.2} (threshold {:.2})",
+            crate::engine::matcher::fuzzy::THRESHOLD
+        );
+    }
     let _ = writeln!(o, "\nAtoms (the prefilter looks for any one):");
     for a in &e.atoms {
         if a.lines.is_empty() {

@@ -12,6 +12,7 @@
 //! | W004 | no positive example (`examples.match`) |
 //! | W005 | a regex uses a Unicode class (`\d`, `\w`, `\b`…) where an ASCII one would do |
 //! | W006 | the file does not start with the `yaml-language-server` modeline |
+//! | W007–W009 | examples, placeholders and unguarded environment changes ([`super::lint_content`]) |
 //!
 //! Warnings do not fail the lint (exit 0); errors do. The `COMMON_TOKENS` list is short
 //! and deliberate: words that appear on many lines of ordinary logs (levels, Python
@@ -405,6 +406,7 @@ pub fn lint(files: &[LibraryFile], context: &[LibraryFile]) -> LintReport {
         }
         if let Ok(s) = parse_signature(&f.name, &f.text) {
             diags.extend(advise(f, &s));
+            diags.extend(super::lint_content::advise_content(f, &s));
         }
     }
     diags.sort_by(|a, b| {

@@ -7,5 +7,6 @@ pub mod bench;
 pub mod draft;
 pub mod explain;
 pub mod lint;
+pub mod lint_content;
 pub mod rules_test;
 pub mod schema;

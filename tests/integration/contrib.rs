@@ -14,6 +14,14 @@ use crate::util::{builtin, crashdoc};
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/contrib");
 
 /// (log file, its source thread, the volatile kinds its draft must capture).
+/// The library the drafting tests draft against: none. The logs were unknown to the
+/// library when they were chosen; the growing library now explains some of them, and
+/// `sig new` drafts only from a failure nothing explains. What these tests check — the
+/// generalization of a real failure into a regex and a clean draft — does not depend on it.
+fn drafting_library() -> sig::Library {
+    sig::Library::default()
+}
+
 const LOGS: &[(&str, &str, &[Volatile])] = &[
     (
         "vllm-keyerror-weight-scale.log",
@@ -89,8 +97,9 @@ fn contributor_path_on_an_unknown_real_log() {
         .assert()
         .success();
     let text = String::from_utf8_lossy(&lint.get_output().stdout).to_string();
+    // the only warning: a draft has one example and no near-miss yet (W007)
     assert!(
-        text.ends_with("0 error(s), 0 warning(s) in 1 file(s)\n"),
+        text.ends_with("0 error(s), 1 warning(s) in 1 file(s)\n") && text.contains("[W007]"),
         "{text}"
     );
 
@@ -134,7 +143,7 @@ fn contributor_path_on_an_unknown_real_log() {
 
 #[test]
 fn drafts_of_real_logs_lint_clean_and_capture_volatile_tokens() {
-    let lib = crate::util::library();
+    let lib = &drafting_library();
     let context = builtin();
     for (file, source, kinds) in LOGS {
         let name = format!("tests/data/contrib/{file}");
@@ -163,8 +172,14 @@ fn drafts_of_real_logs_lint_clean_and_capture_volatile_tokens() {
             text: d.yaml.clone(),
         }];
         let rep = lint::lint(&files, &context);
+        // a draft has one example and no near-miss yet: W007 says what to add
+        let others = rep.diagnostics.iter().filter(|d| d.code != "W007").count();
+        assert!(
+            rep.diagnostics.iter().any(|d| d.code == "W007"),
+            "{file}: a draft lacks examples"
+        );
         assert_eq!(
-            (rep.errors, rep.warnings),
+            (rep.errors, others),
             (0, 0),
             "{file}: {}",
             rep.diagnostics
@@ -177,7 +192,10 @@ fn drafts_of_real_logs_lint_clean_and_capture_volatile_tokens() {
         let mut all = builtin();
         all.extend(files);
         let full = sig::load::compile_files(&all).expect("library with the draft");
-        let rep = crashdoc::cli::sig::test_library_where(&full, |s| s.id == d.id);
+        let rep = crashdoc::cli::sig::test_library_where(
+            &crashdoc::engine::matcher::Compiled::new(&full).expect("compiled"),
+            |s| s.id == d.id,
+        );
         assert_eq!(
             (rep.passed, rep.failed),
             (1, 0),
@@ -190,7 +208,7 @@ fn drafts_of_real_logs_lint_clean_and_capture_volatile_tokens() {
 
 #[test]
 fn the_example_round_trips_verbatim() {
-    let lib = crate::util::library();
+    let lib = &drafting_library();
     for (file, _, _) in LOGS {
         let text = std::fs::read_to_string(format!("{DATA}/{file}")).expect("log");
         let d = draft::draft(lib, file, &text, &DraftOptions::default()).expect("draft");
@@ -218,8 +236,8 @@ match:
     - message: 'No module named ''(?P<module>[A-Za-z_][A-Za-z0-9_.]*)'''
 explain: The module is not installed.
 remediation:
-  - description: Install it
-    command: 'python -m pip install {{module}}'
+  - description: See whether it is installed (then install it under its package name)
+    command: 'python -m pip show {{module}}'
 references:
   - https://docs.python.org/3/library/exceptions.html#ModuleNotFoundError
 examples:
@@ -228,6 +246,14 @@ examples:
       log: |
         from torch._six import inf
         ModuleNotFoundError: No module named 'torch._six'
+    - source: https://github.com/cyq373/SSD-GAN/issues/6
+      log: |
+        from torch._six import PY3
+        ModuleNotFoundError: No module named 'torch._six'
+  no_match:
+    - source: https://github.com/deepset-ai/haystack/issues/41
+      log: |
+        ImportError: cannot import name 'pipeline' from 'transformers' (C:\\ANACON~1\\lib\\site-packages\\transformers\\__init__.py)
 ";
 
 fn lint_text(name: &str, text: &str) -> String {
@@ -378,7 +404,7 @@ fn sig_test_accepts_library_folders_and_keeps_the_summary() {
             "No module named ''(?P<module>[A-Za-z_][A-Za-z0-9_.]*)''",
             "No module named",
         )
-        .replace("    command: 'python -m pip install {{module}}'\n", "");
+        .replace("    command: 'python -m pip show {{module}}'\n", "");
     std::fs::write(tmp.path().join("base-module-missing.yaml"), loose).expect("write");
     let a = crashdoc()
         .args(["sig", "test"])
@@ -388,5 +414,5 @@ fn sig_test_accepts_library_folders_and_keeps_the_summary() {
     let text = String::from_utf8_lossy(&a.get_output().stdout).to_string();
     // its positive is also python-module-not-found's: an overlap, reported
     assert!(text.contains("overlap"), "{text}");
-    assert!(text.ends_with("1 passed, 0 failed\n"), "{text}");
+    assert!(text.ends_with("3 passed, 0 failed\n"), "{text}");
 }

@@ -121,6 +121,7 @@ fn the_regression_gate_fails_and_names_the_incidents_a_broken_signature_breaks()
         .collect();
     let broken = signature::load::compile_files(&files).expect("compiles");
     let incidents = corpus::load_dir(&root().join("corpus")).expect("corpus");
+    let broken = crashdoc::engine::matcher::Compiled::new(&broken).expect("compiled");
     let run = run_corpus(
         &broken,
         EngineKind::Prefilter,
@@ -405,8 +406,8 @@ fn corpus_add_files_an_incident_that_loads_and_scores() {
         std::fs::read(&log).expect("original")
     );
     // the proposal, replayed, is right by construction
-    let lib = crate::util::library();
-    let mut engine = crashdoc::engine::pipeline::Engine::new(lib, EngineKind::Prefilter);
+    let mut engine =
+        crashdoc::engine::pipeline::Engine::new(crate::util::compiled(), EngineKind::Prefilter);
     let (o, _) = corpus::evaluate(&mut engine, inc).expect("diagnose");
     assert!(o.ok, "{:?}", o.problems);
     // filing it again is refused; a bad category is an input error
@@ -424,6 +425,33 @@ fn corpus_add_files_an_incident_that_loads_and_scores() {
         .arg(tmp.path())
         .assert()
         .code(2);
+    // a log nothing explains needs its category: it is not filed as healthy
+    let healthy = root().join("corpus/vllm-none/log.txt");
+    let out = crashdoc()
+        .args(["corpus", "add"])
+        .arg(&healthy)
+        .args(["--source", src, "--name", "unexplained", "--dir"])
+        .arg(tmp.path())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--category"));
+    assert!(!tmp.path().join("unexplained").exists());
+    crashdoc()
+        .args(["corpus", "add"])
+        .arg(&healthy)
+        .args([
+            "--source",
+            src,
+            "--name",
+            "healthy",
+            "--category",
+            "none",
+            "--dir",
+        ])
+        .arg(tmp.path())
+        .assert()
+        .success();
 }
 
 #[test]

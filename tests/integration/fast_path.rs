@@ -114,10 +114,11 @@ fn two_threads_give_what_one_thread_gives() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/scenario/journal.txt"),
     )
     .expect("scenario");
+    let compiled = crashdoc::engine::matcher::Compiled::new(&lib).expect("compiled");
     for (name, bytes) in [("generated", generated), ("scenario", scenario)] {
         let render = |parallel_after: usize| {
             let mut e =
-                Engine::new(&lib, EngineKind::Prefilter).with_parallel_after(parallel_after);
+                Engine::new(&compiled, EngineKind::Prefilter).with_parallel_after(parallel_after);
             let mut r =
                 LineReader::from_reader(Box::new(std::io::Cursor::new(bytes.clone())), name.into())
                     .expect("open");

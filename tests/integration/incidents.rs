@@ -53,8 +53,7 @@ fn the_shared_incidents_are_all_in_the_corpus() {
 
 #[test]
 fn key_lines_are_extracted_and_noise_is_never_the_first_failure() {
-    let lib = crate::util::library();
-    let mut engine = Engine::new(lib, EngineKind::Prefilter);
+    let mut engine = Engine::new(crate::util::compiled(), EngineKind::Prefilter);
     let mut problems = Vec::new();
     for inc in incidents()
         .iter()
@@ -107,8 +106,7 @@ fn key_lines_are_extracted_and_noise_is_never_the_first_failure() {
 
 #[test]
 fn shared_incidents_are_diagnosed_with_their_truth_category() {
-    let lib = crate::util::library();
-    let mut engine = Engine::new(lib, EngineKind::Prefilter);
+    let mut engine = Engine::new(crate::util::compiled(), EngineKind::Prefilter);
     let mut problems = Vec::new();
     for inc in incidents()
         .iter()

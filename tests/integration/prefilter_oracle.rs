@@ -10,6 +10,48 @@ use crashdoc::engine::ingest::LineReader;
 use crashdoc::engine::matcher::{EngineKind, Matches};
 use crashdoc::engine::pipeline::Engine;
 
+/// Corpus logs above this size are compared by [`prefilter_equals_brute_force_on_long_logs`]
+/// (brute force runs every signature on every line: minutes per megabyte in a debug
+/// build; CI runs that test on the release build).
+const LONG_LOG: usize = 128 * 1024;
+
+fn corpus_logs(long: bool) -> Vec<(String, Vec<u8>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut logs = Vec::new();
+    let mut entries: Vec<_> = std::fs::read_dir(root.join("corpus"))
+        .expect("corpus")
+        .flatten()
+        .map(|e| e.path().join("log.txt"))
+        .filter(|p| p.exists())
+        .collect();
+    entries.sort();
+    for p in entries {
+        let bytes = std::fs::read(&p).expect("read");
+        if (bytes.len() > LONG_LOG) == long {
+            logs.push((p.display().to_string(), bytes));
+        }
+    }
+    logs
+}
+
+fn compare(logs: Vec<(String, Vec<u8>)>) -> usize {
+    let compiled = crate::util::compiled();
+    let mut fast = Engine::new(compiled, EngineKind::Prefilter);
+    let mut brute = Engine::new(compiled, EngineKind::Brute);
+    // the two-thread path (normally past 10,000 lines) from the first line on
+    let mut parallel = Engine::new(compiled, EngineKind::Prefilter).with_parallel_after(0);
+    let mut hits = 0;
+    for (name, bytes) in logs {
+        let a = run(&mut fast, &name, bytes.clone());
+        let p = run(&mut parallel, &name, bytes.clone());
+        let b = run(&mut brute, &name, bytes);
+        hits += b.failures.len() + b.loose.len();
+        assert_eq!(a, b, "prefilter and brute force differ on {name}");
+        assert_eq!(p, b, "two threads and brute force differ on {name}");
+    }
+    hits
+}
+
 fn run(engine: &mut Engine<'_>, name: &str, bytes: Vec<u8>) -> Matches {
     let mut r = LineReader::from_reader(Box::new(std::io::Cursor::new(bytes)), name.to_string())
         .expect("open");
@@ -21,21 +63,8 @@ fn run(engine: &mut Engine<'_>, name: &str, bytes: Vec<u8>) -> Matches {
 #[test]
 fn prefilter_equals_brute_force_on_every_log() {
     let lib = crate::util::library();
-    let mut fast = Engine::new(lib, EngineKind::Prefilter);
-    let mut brute = Engine::new(lib, EngineKind::Brute);
-    // the two-thread path (normally past 10,000 lines) from the first line on
-    let mut parallel = Engine::new(lib, EngineKind::Prefilter).with_parallel_after(0);
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut logs: Vec<(String, Vec<u8>)> = Vec::new();
-    for e in std::fs::read_dir(root.join("corpus"))
-        .expect("corpus")
-        .flatten()
-    {
-        let p = e.path().join("log.txt");
-        if p.exists() {
-            logs.push((p.display().to_string(), std::fs::read(&p).expect("read")));
-        }
-    }
+    let mut logs = corpus_logs(false);
     let scenario = root.join("tests/data/scenario/journal.txt");
     logs.push((
         scenario.display().to_string(),
@@ -53,14 +82,75 @@ fn prefilter_equals_brute_force_on_every_log() {
         }
     }
     assert!(logs.len() > 100, "too few logs: {}", logs.len());
-    let mut hits = 0;
-    for (name, bytes) in logs {
-        let a = run(&mut fast, &name, bytes.clone());
-        let p = run(&mut parallel, &name, bytes.clone());
-        let b = run(&mut brute, &name, bytes);
-        hits += b.failures.len() + b.loose.len();
-        assert_eq!(a, b, "prefilter and brute force differ on {name}");
-        assert_eq!(p, b, "two threads and brute force differ on {name}");
-    }
+    let hits = compare(logs);
     assert!(hits > 100, "the oracle compared too few matches: {hits}");
+}
+
+/// The corpus's long logs (over [`LONG_LOG`] bytes): `cargo test --release --test
+/// integration prefilter_oracle` (CI runs it so).
+#[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "brute force on long logs: run with `cargo test --release --test integration prefilter_oracle`"
+)]
+fn prefilter_equals_brute_force_on_long_logs() {
+    let logs = corpus_logs(true);
+    assert!(!logs.is_empty(), "the corpus has no long log");
+    let hits = compare(logs);
+    assert!(hits > 0, "the oracle compared no match on the long logs");
+}
+
+/// The same on transformed logs (`crashdoc::corpus::metamorph`): every transformation of
+/// every corpus log and of a sample of signature examples (every tenth), burying in 300
+/// lines of noise rather than 10,000 (brute force is slow on long logs in a debug build).
+/// Thousands of brute-force runs: release build only, with the long logs.
+#[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "brute force on thousands of transformed logs: run with `cargo test --release --test integration prefilter_oracle`"
+)]
+fn prefilter_equals_brute_force_on_transformed_logs() {
+    use crashdoc::corpus::{self, invariance, metamorph};
+    let compiled = crate::util::compiled();
+    let lib = compiled.library;
+    let mut fast = Engine::new(compiled, EngineKind::Prefilter);
+    let mut brute = Engine::new(compiled, EngineKind::Brute);
+    let mut parallel = Engine::new(compiled, EngineKind::Prefilter).with_parallel_after(0);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let incidents = corpus::load_dir(&root.join("corpus")).expect("corpus");
+    let (healthy, noise) = invariance::healthy_lines(&incidents);
+    let ctx = metamorph::Ctx {
+        seed: invariance::SEED,
+        healthy: &healthy,
+        noise: &noise,
+        bury_lines: 300,
+    };
+    let mut texts: Vec<(String, String)> = invariance::subjects(&incidents)
+        .into_iter()
+        .map(|s| (s.name, s.text))
+        .collect();
+    let examples = lib.signatures.iter().flat_map(|s| {
+        s.examples
+            .matches
+            .iter()
+            .enumerate()
+            .map(move |(i, e)| (format!("{}#{i}", s.id), e.log.clone()))
+    });
+    texts.extend(examples.step_by(10));
+    let mut compared = 0;
+    for (name, text) in &texts {
+        for t in metamorph::ALL {
+            let Some(x) = (t.apply)(text, &ctx) else {
+                continue;
+            };
+            let name = format!("{name} ({})", t.name);
+            let a = run(&mut fast, &name, x.clone().into_bytes());
+            let p = run(&mut parallel, &name, x.clone().into_bytes());
+            let b = run(&mut brute, &name, x.into_bytes());
+            assert_eq!(a, b, "prefilter and brute force differ on {name}");
+            assert_eq!(p, b, "two threads and brute force differ on {name}");
+            compared += 1;
+        }
+    }
+    assert!(compared > 1000, "too few transformed logs: {compared}");
 }

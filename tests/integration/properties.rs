@@ -205,8 +205,8 @@ proptest! {
 
     #[test]
     fn prefilter_never_misses_what_brute_force_finds(log in log_strategy()) {
-        let mut fast = Engine::new(&LIB, EngineKind::Prefilter);
-        let mut brute = Engine::new(&LIB, EngineKind::Brute);
+        let mut fast = Engine::new(crate::util::compiled(), EngineKind::Prefilter);
+        let mut brute = Engine::new(crate::util::compiled(), EngineKind::Brute);
         let (_, a) = fast.run(&mut reader(log.clone().into_bytes())).expect("run");
         let (_, b) = brute.run(&mut reader(log.into_bytes())).expect("run");
         prop_assert_eq!(sorted(a), sorted(b));
@@ -218,16 +218,16 @@ proptest! {
         before in log_strategy(),
         sizes in prop::collection::vec(1usize..5000, 1..8),
     ) {
-        let mut fresh = Engine::new(&LIB, EngineKind::Prefilter);
+        let mut fresh = Engine::new(crate::util::compiled(), EngineKind::Prefilter);
         let whole = render(&mut fresh, &mut reader(log.clone().into_bytes()));
 
         // an engine that diagnosed another log first: no state leaks between inputs
-        let mut used = Engine::new(&LIB, EngineKind::Prefilter);
+        let mut used = Engine::new(crate::util::compiled(), EngineKind::Prefilter);
         let _ = render(&mut used, &mut reader(before.into_bytes()));
         prop_assert_eq!(&render(&mut used, &mut reader(log.clone().into_bytes())), &whole);
 
         // the two-thread pass (normally from line 10,000 on) from the first line
-        let mut parallel = Engine::new(&LIB, EngineKind::Prefilter).with_parallel_after(0);
+        let mut parallel = Engine::new(crate::util::compiled(), EngineKind::Prefilter).with_parallel_after(0);
         prop_assert_eq!(&render(&mut parallel, &mut reader(log.clone().into_bytes())), &whole);
 
         // the same bytes delivered in random chunks

@@ -332,8 +332,9 @@ fn catastrophic_looking_regex_loads_and_matches_in_linear_time() {
 
     // and through the whole pipeline, on a 100 KB exception line
     let log = format!("RuntimeError: {}\n", "a".repeat(100_000));
+    let compiled = crashdoc::engine::matcher::Compiled::new(&lib).expect("compiled");
     let mut engine = crashdoc::engine::pipeline::Engine::new(
-        &lib,
+        &compiled,
         crashdoc::engine::matcher::EngineKind::Prefilter,
     );
     let d = engine.diagnose_text("constructed.log", &log, Default::default());

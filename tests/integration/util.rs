@@ -6,6 +6,7 @@ use std::process::Output;
 use std::sync::LazyLock;
 
 use assert_cmd::Command;
+use crashdoc::engine::matcher::Compiled;
 use crashdoc::knowledge::signature::load::{builtin_files, LibraryFile};
 use crashdoc::knowledge::signature::{self, Library, LibrarySource};
 
@@ -82,4 +83,12 @@ pub fn builtin() -> Vec<LibraryFile> {
             text: (*t).to_string(),
         })
         .collect()
+}
+
+static COMPILED: LazyLock<Compiled<'static>> =
+    LazyLock::new(|| Compiled::new(library()).expect("the prefilter automaton"));
+
+/// The embedded library compiled (prefilter automaton included), once.
+pub fn compiled() -> &'static Compiled<'static> {
+    &COMPILED
 }

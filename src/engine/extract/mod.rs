@@ -27,6 +27,7 @@
 mod link;
 pub mod shapes;
 mod sites;
+pub mod units;
 
 use std::collections::HashMap;
 
@@ -36,6 +37,7 @@ use crate::engine::normalize::{fnv1a, Level, Record, FNV_OFFSET};
 pub use crate::knowledge::failure_kind::FailureKind;
 pub use shapes::ChainMarker;
 pub use sites::Site;
+use units::{Owner, UnitLinks};
 
 /// Lines kept per failure; further lines are counted in `elided_lines`.
 pub const MAX_BLOCK_LINES: usize = 400;
@@ -165,6 +167,13 @@ pub struct Failure {
     pub lines: Vec<BlockLine>,
     #[serde(skip_serializing_if = "is_zero")]
     pub elided_lines: usize,
+    /// The systemd unit whose process wrote it, when the log establishes it (see
+    /// [`units`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    /// Who wrote its first line (what ties it to a unit).
+    #[serde(skip)]
+    pub owner: Owner,
 }
 
 impl Failure {
@@ -208,11 +217,18 @@ pub struct Extraction {
     pub lines: usize,
     pub attempts: Vec<Attempt>,
     pub failures: Vec<Failure>,
-    /// The systemd unit, when the log names one.
+    /// The systemd unit of the first failure whose unit the log establishes (never
+    /// merely the first unit a journal names; see [`units`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
     #[serde(skip_serializing_if = "is_zero")]
     pub dropped_failures: usize,
+    /// Streams whose open block was closed early by the cap on open streams.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub evicted_streams: usize,
+    /// The pids the log places in a unit.
+    #[serde(skip)]
+    pub pid_units: std::collections::BTreeMap<u32, String>,
 }
 
 impl Extraction {
@@ -260,6 +276,9 @@ struct Open {
     headline: Option<String>,
     truncated: bool,
     first: Occurrence,
+    owner: Owner,
+    /// Bytes of line text kept in `lines`.
+    text_bytes: usize,
 }
 
 impl Open {
@@ -285,11 +304,17 @@ impl Open {
                 line: rec.line,
                 timestamp: rec.timestamp.clone(),
             },
+            owner: Owner::of(rec),
+            text_bytes: 0,
         }
     }
 
     fn absorb(&mut self, rec: &Record) {
-        if self.lines.len() < MAX_BLOCK_LINES {
+        let bytes = rec.raw.len() + rec.message.len();
+        if self.lines.len() < MAX_BLOCK_LINES
+            && (self.lines.is_empty() || self.text_bytes + bytes <= MAX_FAILURE_TEXT)
+        {
+            self.text_bytes += bytes;
             self.lines.push(BlockLine {
                 line: rec.line,
                 text: rec.raw.clone(),
@@ -355,7 +380,17 @@ struct StreamState {
     open: Option<Open>,
     /// An error line that may introduce a traceback on this stream's next line.
     pending: Option<(Record, String)>,
+    /// When the stream last fed a line (for evicting the least recently used).
+    touched: u64,
 }
+
+/// Streams with an open block or a pending line kept at once: past it, the least
+/// recently used quarter is closed as if its input had ended there (counted in
+/// `evicted_streams`), so that a million `[rankN]:` streams cost no more than this.
+pub const MAX_OPEN_STREAMS: usize = 4096;
+/// Bytes of line text kept per failure (raw and peeled); further lines are counted in
+/// `elided_lines`.
+pub const MAX_FAILURE_TEXT: usize = 256 << 10;
 
 /// The streaming extractor.
 pub struct Extractor {
@@ -364,9 +399,12 @@ pub struct Extractor {
     closed: Vec<Failure>,
     index: HashMap<(usize, String), usize>,
     attempts: Vec<Attempt>,
-    unit: Option<String>,
+    links: UnitLinks,
     lines: usize,
     dropped: usize,
+    /// Streams closed early by [`MAX_OPEN_STREAMS`], and the clock of their use.
+    evicted: usize,
+    tick: u64,
     /// Hashes of the keys of `streams`, rebuilt when `busy_dirty`.
     busy: Vec<u64>,
     busy_dirty: bool,
@@ -394,9 +432,11 @@ impl Extractor {
             workers: Default::default(),
             busy: Vec::new(),
             busy_dirty: true,
-            unit: None,
+            links: UnitLinks::default(),
             lines: 0,
             dropped: 0,
+            evicted: 0,
+            tick: 0,
         }
     }
 
@@ -463,11 +503,7 @@ impl Extractor {
         self.busy_dirty = true;
         self.lines = rec.line;
         self.attempt().last_line = rec.line;
-        if self.unit.is_none() {
-            if let Some(u) = &rec.stream.unit {
-                self.unit = Some(u.clone());
-            }
-        }
+        self.links.note(&rec);
         // Crash attempts: systemd (re)starting the unit after a failure opens a new one.
         if shapes::is_systemd_start(&rec) {
             let had_failures = self.attempt().failures > 0
@@ -516,7 +552,12 @@ impl Extractor {
         };
         let out = self.step(&mut st, &key, rec);
         if st.open.is_some() || st.pending.is_some() {
+            self.tick += 1;
+            st.touched = self.tick;
             self.streams.insert(key, st);
+            if self.streams.len() > MAX_OPEN_STREAMS {
+                self.evict_oldest();
+            }
         }
         out
     }
@@ -524,7 +565,9 @@ impl Extractor {
     fn step(&mut self, st: &mut StreamState, key: &str, rec: Record) -> Option<Record> {
         // 1. A pending error line either introduces this traceback or stands alone.
         if let Some((p, label)) = st.pending.take() {
-            if shapes::is_traceback_header(&rec.message) {
+            if shapes::is_traceback_header(&rec.message)
+                && shapes::collapsed_traceback(&rec.message).is_none()
+            {
                 let mut open = Open::new(FailureKind::Traceback, State::Frames, &p, &label);
                 open.absorb(&p);
                 open.preamble = Some(p.message.trim().to_string());
@@ -551,6 +594,18 @@ impl Extractor {
         // 3. A new block, a one-line failure, or a loose line.
         let label = key.to_string();
         let msg = rec.message.as_str();
+        if let Some((frames, exc)) = shapes::collapsed_traceback(msg) {
+            let mut open = Open::new(FailureKind::Traceback, State::Single, &rec, &label);
+            open.absorb(&rec);
+            for f in frames {
+                open.push_frame(f, &rec);
+            }
+            if let Some((ty, m)) = exc {
+                open.push_exception(ty, m, &rec);
+            }
+            st.open = Some(open);
+            return None;
+        }
         if shapes::is_traceback_header(msg) {
             let mut open = Open::new(FailureKind::Traceback, State::Frames, &rec, &label);
             open.absorb(&rec);
@@ -794,6 +849,8 @@ impl Extractor {
             consequence_shape: false,
             lines: open.lines,
             elided_lines: open.elided_lines,
+            unit: None,
+            owner: open.owner,
         };
         failure.headline = open.headline.unwrap_or_else(|| headline_of(&failure));
         if failure.kind == FailureKind::Traceback
@@ -826,15 +883,40 @@ impl Extractor {
         let mut keys: Vec<String> = self.streams.keys().cloned().collect();
         keys.sort();
         for k in keys {
-            if let Some(mut st) = self.streams.remove(&k) {
-                if let Some((p, label)) = st.pending.take() {
-                    let mut open = Open::new(FailureKind::ErrorLine, State::Single, &p, &label);
-                    open.absorb(&p);
-                    self.close(open);
-                }
-                if let Some(open) = st.open.take() {
-                    self.close(open);
-                }
+            if let Some(st) = self.streams.remove(&k) {
+                self.close_stream(st);
+            }
+        }
+    }
+
+    fn close_stream(&mut self, mut st: StreamState) {
+        if let Some((p, label)) = st.pending.take() {
+            let mut open = Open::new(FailureKind::ErrorLine, State::Single, &p, &label);
+            open.absorb(&p);
+            self.close(open);
+        }
+        if let Some(open) = st.open.take() {
+            self.close(open);
+        }
+    }
+
+    /// Closes the least recently used quarter of the open streams.
+    fn evict_oldest(&mut self) {
+        let mut ticks: Vec<u64> = self.streams.values().map(|s| s.touched).collect();
+        let n = ticks.len() / 4;
+        let (_, cut, _) = ticks.select_nth_unstable(n);
+        let cut = *cut;
+        let mut old: Vec<String> = self
+            .streams
+            .iter()
+            .filter(|(_, s)| s.touched <= cut)
+            .map(|(k, _)| k.clone())
+            .collect();
+        old.sort();
+        for k in old {
+            if let Some(st) = self.streams.remove(&k) {
+                self.close_stream(st);
+                self.evicted += 1;
             }
         }
     }
@@ -854,6 +936,9 @@ impl Extractor {
                 }
             }
         }
+        for f in &mut failures {
+            f.unit = self.links.resolve(&f.owner);
+        }
         link::link_attempts(&mut failures);
         for a in &mut self.attempts {
             a.failures = failures.iter().filter(|f| f.attempt == a.index).count();
@@ -861,9 +946,11 @@ impl Extractor {
         Extraction {
             lines: self.lines,
             attempts: self.attempts,
+            unit: failures.iter().find_map(|f| f.unit.clone()),
             failures,
-            unit: self.unit,
             dropped_failures: self.dropped,
+            evicted_streams: self.evicted,
+            pid_units: self.links.pid_units(),
         }
     }
 }

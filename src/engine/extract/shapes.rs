@@ -188,6 +188,49 @@ pub fn frame(msg: &str) -> Option<FrameLine> {
     })
 }
 
+re!(
+    COLLAPSED_FRAME,
+    r#"File "([^"]*)", line ([0-9]+), in (\S+)"#
+);
+re!(
+    COLLAPSED_EXC,
+    r"(?:^|\s)((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*(?:Error|Exception|Exit|Interrupt|Failure|Timeout|Refused|Denied))(?::\s+(.*)|\s*$)"
+);
+
+/// The frames and the final exception (type, message) of a collapsed traceback.
+pub type Collapsed = (Vec<FrameLine>, Option<(String, String)>);
+
+/// A traceback collapsed onto one line (a paste that lost its newlines):
+/// `Traceback (most recent call last): File "x.py", line 3, in <module> f() RuntimeError:
+/// boom`. Its frames, and its final exception (type, message): the first exception-type
+/// word followed by `:` (or ending the line) after the last frame.
+pub fn collapsed_traceback(msg: &str) -> Option<Collapsed> {
+    const HEADER: &str = "Traceback (most recent call last):";
+    let t = msg.trim_start_matches([' ', '|', '+', '-']);
+    let tail = t.strip_prefix(HEADER)?;
+    if tail.trim().is_empty() {
+        return None;
+    }
+    let mut frames = Vec::new();
+    let mut after = 0;
+    for c in COLLAPSED_FRAME.captures_iter(tail) {
+        frames.push(FrameLine {
+            file: c[1].to_string(),
+            line: c[2].parse().unwrap_or(0),
+            function: c[3].to_string(),
+        });
+        after = c.get(0).map_or(after, |m| m.end());
+    }
+    let exc = COLLAPSED_EXC.captures(&tail[after..]).map(|c| {
+        (
+            c[1].to_string(),
+            c.get(2)
+                .map_or(String::new(), |m| m.as_str().trim_end().to_string()),
+        )
+    });
+    Some((frames, exc))
+}
+
 pub fn is_traceback_header(msg: &str) -> bool {
     let t = msg.trim_start_matches([' ', '|', '+', '-']);
     t.starts_with("Traceback (most recent call last):")
@@ -381,6 +424,19 @@ mod tests {
         );
         assert_eq!(kind("(EngineCore_DP0 pid=344) INFO 01-07 02:47:28 [tpu_platform.py:60] Cannot use None backend on TPU."), None);
         assert_eq!(kind("all good here"), None);
+    }
+
+    #[test]
+    fn collapsed_tracebacks() {
+        // CONSTRUCTED from CPython's traceback format, joined onto one line
+        let (frames, exc) = collapsed_traceback(
+            "Traceback (most recent call last): File \"a.py\", line 3, in <module> f() File \"b.py\", line 9, in f raise ValueError(\"x\") ValueError: x is bad",
+        )
+        .expect("collapsed");
+        assert_eq!(frames.len(), 2);
+        assert_eq!(exc, Some(("ValueError".into(), "x is bad".into())));
+        assert!(collapsed_traceback("Traceback (most recent call last):").is_none());
+        assert!(collapsed_traceback("RuntimeError: boom").is_none());
     }
 
     #[test]

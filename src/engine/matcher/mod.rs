@@ -9,19 +9,24 @@
 //! is the oracle the prefilter is tested against, and the naive baseline.
 
 mod eval;
+pub mod fuzzy;
+pub mod layers;
+mod precedence;
 mod prefilter;
+pub mod text;
+pub mod wrap;
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 pub use eval::{evaluate, evaluate_with, Subject};
-pub use prefilter::Prefilter;
+pub use prefilter::{Prefilter, PrefilterError};
 
 use crate::engine::extract::{BlockLine, Extraction, Failure, FailureKind, Occurrence};
 use crate::engine::normalize::Record;
 use crate::env::Facts;
-use crate::knowledge::signature::Library;
+use crate::knowledge::signature::{Library, Severity};
 
 /// Evidence lines kept per loose-line match group.
 pub const MAX_LOOSE_EVIDENCE: usize = 5;
@@ -49,6 +54,9 @@ pub enum Place {
     FailureLine,
     /// A warning.
     Warning,
+    /// A line of a failure read as text, or a folded reading of its text
+    /// ([`text::readings`]): the parse did not match, the text did.
+    FailureText,
     /// A line that is part of no failure.
     LooseLine,
 }
@@ -81,40 +89,69 @@ pub struct Matches {
     pub failures: Vec<FailureHit>,
     /// Per signature index.
     pub loose: BTreeMap<usize, LooseHits>,
+    /// Matches found by a layer other than the signature's own conditions.
+    pub via: Vec<layers::ViaNote>,
 }
 
-/// The matcher over one compiled library.
-pub struct Matcher<'l> {
+/// The compiled library: the signatures (each regex built once, on first use, and
+/// shared) and the prefilter automaton (built once, here; its failure is an error).
+/// Immutable and `Send + Sync`: every scan on every thread borrows the same one.
+pub struct Compiled<'l> {
     pub library: &'l Library,
-    prefilter: Prefilter,
+    pub prefilter: Prefilter,
+    /// The fuzzy-similarity index of the library's examples, built on the first failure
+    /// nothing explains (see [`fuzzy`]).
+    pub fuzzy: std::sync::OnceLock<fuzzy::FuzzyIndex>,
+}
+
+impl<'l> Compiled<'l> {
+    pub fn new(library: &'l Library) -> Result<Self, PrefilterError> {
+        Ok(Compiled {
+            library,
+            prefilter: Prefilter::new(library)?,
+            fuzzy: std::sync::OnceLock::new(),
+        })
+    }
+}
+
+/// The matcher of one scan: the compiled library it reads and its own scratch buffer
+/// (cheap to create; nothing is built).
+pub struct Matcher<'c> {
+    compiled: &'c Compiled<'c>,
     kind: EngineKind,
     scratch: Vec<usize>,
-    /// Environment facts the fact conditions read (empty: every fact is unknown).
-    pub facts: Facts,
 }
 
-impl<'l> Matcher<'l> {
-    pub fn new(library: &'l Library, kind: EngineKind) -> Self {
+impl<'c> Matcher<'c> {
+    pub fn new(compiled: &'c Compiled<'c>, kind: EngineKind) -> Self {
         Matcher {
-            library,
-            prefilter: Prefilter::new(library),
+            compiled,
             kind,
             scratch: Vec::new(),
-            facts: Facts::default(),
         }
     }
 
-    pub fn prefilter(&self) -> &Prefilter {
-        &self.prefilter
+    /// The compiled library this matcher reads.
+    pub fn compiled(&self) -> &'c Compiled<'c> {
+        self.compiled
+    }
+
+    pub fn library(&self) -> &'c Library {
+        self.compiled.library
+    }
+
+    pub fn prefilter(&self) -> &'c Prefilter {
+        &self.compiled.prefilter
     }
 
     fn candidates_of_lines<'a>(&mut self, lines: impl Iterator<Item = &'a str>) -> Vec<usize> {
         match self.kind {
-            EngineKind::Brute => (0..self.library.signatures.len()).collect(),
+            EngineKind::Brute => (0..self.library().signatures.len()).collect(),
             EngineKind::Prefilter => {
                 self.scratch.clear();
+                let pf = self.prefilter();
                 for l in lines {
-                    self.prefilter.candidates(l, &mut self.scratch);
+                    pf.candidates(l, &mut self.scratch);
                 }
                 self.scratch.sort_unstable();
                 self.scratch.dedup();
@@ -123,23 +160,56 @@ impl<'l> Matcher<'l> {
         }
     }
 
-    /// Matches a loose line (part of no failure) and folds the result into `into`.
-    pub fn match_loose(&mut self, rec: &Record, attempt: usize, into: &mut Matches) {
-        if self.kind == EngineKind::Prefilter && !self.prefilter.any(&rec.message) {
+    /// Matches a loose line (part of no failure) and folds the result into `into`;
+    /// fact conditions read `facts`.
+    ///
+    /// The line's message is read as it is, then folded ([`text::folds`]: a wrapped or
+    /// space-broken paste).
+    pub fn match_loose(&mut self, rec: &Record, attempt: usize, into: &mut Matches, facts: &Facts) {
+        let folds: Vec<String> = if text::has_run(&rec.message) {
+            text::folds(rec.message.trim()).collect()
+        } else {
+            Vec::new()
+        };
+        let texts =
+            || std::iter::once(rec.message.as_str()).chain(folds.iter().map(String::as_str));
+        if self.kind == EngineKind::Prefilter && !texts().any(|t| self.prefilter().any(t)) {
             return;
         }
-        let cands = self.candidates_of_lines(std::iter::once(rec.message.as_str()));
+        let cands = self.candidates_of_lines(texts());
         if cands.is_empty() {
             return;
         }
         let stream = rec.stream.key();
         let target = Failure::line_target(rec, attempt, &stream);
+        let mut confirmed = Vec::new();
         for s in cands {
-            let sig = &self.library.signatures[s];
-            let subject = Subject::of_failure(&target);
-            let Some(found) = evaluate_with(&sig.cond, &target, &subject, &self.facts) else {
-                continue;
-            };
+            let sig = &self.library().signatures[s];
+            let found = texts().find_map(|t| {
+                let subject = Subject {
+                    headline: t.trim().to_string(),
+                    exception: None,
+                    line: rec.line,
+                };
+                evaluate_with(&sig.cond, &target, &subject, facts)
+            });
+            if let Some(found) = found {
+                confirmed.push((s, found));
+            }
+        }
+        let lib = self.library();
+        let benign: Vec<usize> = confirmed
+            .iter()
+            .map(|(s, _)| *s)
+            .filter(|&s| lib.signatures[s].severity == Severity::Benign)
+            .collect();
+        let level = rec.level.or_else(|| precedence::text_level(&rec.message));
+        confirmed.retain(|(s, _)| {
+            let sig = &lib.signatures[*s];
+            sig.severity == Severity::Benign
+                || (precedence::overrides(lib, sig, &benign) && !precedence::info_only(sig, level))
+        });
+        for (s, found) in confirmed {
             let e = into.loose.entry(s).or_default();
             e.count += 1;
             if e.evidence.len() < MAX_LOOSE_EVIDENCE {
@@ -169,8 +239,8 @@ impl<'l> Matcher<'l> {
         }
     }
 
-    /// Matches every extracted failure.
-    pub fn match_failures(&mut self, x: &Extraction, into: &mut Matches) {
+    /// Matches every extracted failure; fact conditions read `facts`.
+    pub fn match_failures(&mut self, x: &Extraction, into: &mut Matches, facts: &Facts) {
         for f in &x.failures {
             // Conditions read the kept lines, but also the headlines and frames of the
             // chain, which outlive the lines: a chain longer than MAX_BLOCK_LINES keeps
@@ -189,13 +259,20 @@ impl<'l> Matcher<'l> {
                         .iter()
                         .flat_map(|fr| [fr.file.as_str(), fr.function.as_str()])
                 }));
+            let readings = text::readings(f);
+            let texts = texts.chain(readings.iter().map(|r| r.text.as_str()));
             let cands = self.candidates_of_lines(texts);
+            let mut hits = Vec::new();
             for s in cands {
-                let sig = &self.library.signatures[s];
-                if let Some(hit) = match_failure_with(sig, s, f, &self.facts) {
-                    into.failures.push(hit);
+                let sig = &self.library().signatures[s];
+                if let Some(hit) = match_parsed(sig, s, f, facts)
+                    .or_else(|| match_text(sig, s, f, facts, &readings))
+                {
+                    hits.push(hit);
                 }
             }
+            precedence::filter_failure_hits(self.library(), f, &mut hits);
+            into.failures.extend(hits);
         }
     }
 }
@@ -212,6 +289,17 @@ pub fn match_failure(
 
 /// [`match_failure`] with environment facts.
 pub fn match_failure_with(
+    sig: &crate::knowledge::signature::Signature,
+    index: usize,
+    f: &Failure,
+    facts: &Facts,
+) -> Option<FailureHit> {
+    match_parsed(sig, index, f, facts)
+        .or_else(|| match_text(sig, index, f, facts, &text::readings(f)))
+}
+
+/// The parsed subjects of a failure ([`Subject::all`]).
+fn match_parsed(
     sig: &crate::knowledge::signature::Signature,
     index: usize,
     f: &Failure,
@@ -236,6 +324,40 @@ pub fn match_failure_with(
                 signature: index,
                 failure: f.id,
                 place,
+                captures: found.captures,
+                lines,
+            });
+        }
+    }
+    None
+}
+
+/// The readings of a failure's text ([`text::readings`]) that the parse missed, at
+/// [`Place::FailureText`].
+fn match_text(
+    sig: &crate::knowledge::signature::Signature,
+    index: usize,
+    f: &Failure,
+    facts: &Facts,
+    readings: &[text::Reading],
+) -> Option<FailureHit> {
+    for r in readings {
+        let subject = Subject {
+            headline: r.text.clone(),
+            exception: r.exception.and_then(|i| f.chain.get(i)),
+            line: r.line,
+        };
+        if let Some(found) = evaluate_with(&sig.cond, f, &subject, facts) {
+            let mut lines = vec![r.line];
+            for l in found.lines {
+                if !lines.contains(&l) {
+                    lines.push(l);
+                }
+            }
+            return Some(FailureHit {
+                signature: index,
+                failure: f.id,
+                place: Place::FailureText,
                 captures: found.captures,
                 lines,
             });
@@ -278,6 +400,14 @@ impl Failure {
                 message: rec.message.clone(),
             }],
             elided_lines: 0,
+            unit: None,
+            owner: crate::engine::extract::units::Owner::of(rec),
         }
     }
 }
+
+/// The compiled library is shared across threads (checked at compile time).
+const _: fn() = || {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Compiled<'static>>();
+};

@@ -23,7 +23,6 @@ fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {
     n.is_empty() || h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
 }
 
-#[derive(Clone)]
 pub struct Prefilter {
     /// The atoms, then the literals extraction acts on ([`shapes::message_literals`]) and
     /// those the environment scanner's gate looks for ([`GATE_LITERALS`]): one automaton
@@ -32,9 +31,10 @@ pub struct Prefilter {
     patterns: Arc<Vec<String>>,
     atoms: usize,
     /// Built at once (cheap to build, about half the speed of the DFA).
-    nfa: Option<AhoCorasick>,
+    nfa: AhoCorasick,
     /// Built by [`Prefilter::upgrade`] or [`Prefilter::upgrade_in_background`] once an
-    /// input proves long enough to repay it; shared by clones.
+    /// input proves long enough to repay it (`None` when it cannot be built: the NFA,
+    /// which finds the same matches, stays).
     dfa: Arc<OnceLock<Option<AhoCorasick>>>,
     building: Arc<AtomicBool>,
     /// Pattern id → signature indices.
@@ -46,17 +46,30 @@ pub struct Prefilter {
     ungated: Vec<bool>,
 }
 
-fn automaton(patterns: &[String], kind: AhoCorasickKind) -> Option<AhoCorasick> {
+/// The prefilter's automaton cannot be built (the atoms exceed what Aho-Corasick can
+/// hold): an error, never a prefilter that matches nothing.
+#[derive(Debug, thiserror::Error)]
+#[error("the prefilter automaton over {patterns} atoms and literals cannot be built: {source}")]
+pub struct PrefilterError {
+    pub patterns: usize,
+    pub source: aho_corasick::BuildError,
+}
+
+fn automaton(
+    patterns: &[String],
+    kind: AhoCorasickKind,
+) -> Result<AhoCorasick, aho_corasick::BuildError> {
     AhoCorasick::builder()
         .ascii_case_insensitive(true)
         .match_kind(MatchKind::Standard)
         .kind(Some(kind))
         .build(patterns)
-        .ok()
 }
 
 impl Prefilter {
-    pub fn new(lib: &Library) -> Self {
+    /// Builds the automaton over the library's atoms (the contiguous NFA, or the
+    /// non-contiguous one when the first is too big).
+    pub fn new(lib: &Library) -> Result<Self, PrefilterError> {
         let mut patterns: Vec<String> = Vec::new();
         let mut owners: Vec<Vec<usize>> = Vec::new();
         let mut index = std::collections::HashMap::new();
@@ -76,7 +89,11 @@ impl Prefilter {
         patterns.extend(shapes::message_literals().map(str::to_string));
         patterns.extend(GATE_LITERALS.iter().map(|s| s.to_string()));
         let nfa = automaton(&patterns, AhoCorasickKind::ContiguousNFA)
-            .or_else(|| automaton(&patterns, AhoCorasickKind::NoncontiguousNFA));
+            .or_else(|_| automaton(&patterns, AhoCorasickKind::NoncontiguousNFA))
+            .map_err(|source| PrefilterError {
+                patterns: patterns.len(),
+                source,
+            })?;
         let stream_gates: Vec<Option<AtomSet>> = lib
             .signatures
             .iter()
@@ -86,7 +103,7 @@ impl Prefilter {
             .iter()
             .map(|o| o.iter().any(|&s| stream_gates[s].is_none()))
             .collect();
-        Prefilter {
+        Ok(Prefilter {
             patterns: Arc::new(patterns),
             atoms,
             nfa,
@@ -95,14 +112,14 @@ impl Prefilter {
             owners,
             stream_gates,
             ungated,
-        }
+        })
     }
 
     /// Builds the DFA (once): worth it for inputs past a few thousand lines, not for a
     /// short journal, where building it would cost more than the whole scan.
     pub fn upgrade(&self) {
         self.dfa
-            .get_or_init(|| automaton(&self.patterns, AhoCorasickKind::DFA));
+            .get_or_init(|| automaton(&self.patterns, AhoCorasickKind::DFA).ok());
     }
 
     /// Builds the DFA on another thread; [`Prefilter::scanner`] switches to it when it
@@ -116,16 +133,16 @@ impl Prefilter {
         let _ = std::thread::Builder::new()
             .name("crashdoc-dfa".into())
             .spawn(move || {
-                dfa.get_or_init(|| automaton(&patterns, AhoCorasickKind::DFA));
+                dfa.get_or_init(|| automaton(&patterns, AhoCorasickKind::DFA).ok());
             });
     }
 
     /// The automaton over every pattern: atoms (ids below [`Prefilter::atom_count`]),
     /// then extraction's literals.
-    pub fn scanner(&self) -> Option<&AhoCorasick> {
+    pub fn scanner(&self) -> &AhoCorasick {
         match self.dfa.get() {
-            Some(Some(d)) => Some(d),
-            _ => self.nfa.as_ref(),
+            Some(Some(d)) => d,
+            _ => &self.nfa,
         }
     }
 
@@ -141,18 +158,14 @@ impl Prefilter {
 
     /// Whether any atom occurs in the text.
     pub fn any(&self, text: &str) -> bool {
-        self.scanner().is_some_and(|ac| {
-            ac.find_overlapping_iter(text)
-                .any(|m| m.pattern().as_usize() < self.atoms)
-        })
+        self.scanner()
+            .find_overlapping_iter(text)
+            .any(|m| m.pattern().as_usize() < self.atoms)
     }
 
     /// Adds the signatures whose atoms occur in `text` to `out` (unsorted, may repeat).
     pub fn candidates(&self, text: &str, out: &mut Vec<usize>) {
-        let Some(ac) = self.scanner() else {
-            return;
-        };
-        for m in ac.find_overlapping_iter(text) {
+        for m in self.scanner().find_overlapping_iter(text) {
             if let Some(o) = self.owners.get(m.pattern().as_usize()) {
                 out.extend_from_slice(o);
             }
@@ -184,13 +197,10 @@ mod tests {
             crate::knowledge::signature::LibrarySource::Builtin,
         ])
         .expect("the embedded library");
-        let pf = Prefilter::new(&lib);
-        assert_eq!(
-            pf.scanner().map(|a| a.kind()),
-            Some(AhoCorasickKind::ContiguousNFA)
-        );
+        let pf = Prefilter::new(&lib).expect("the automaton");
+        assert_eq!(pf.scanner().kind(), AhoCorasickKind::ContiguousNFA);
         pf.upgrade();
-        assert_eq!(pf.scanner().map(|a| a.kind()), Some(AhoCorasickKind::DFA));
+        assert_eq!(pf.scanner().kind(), AhoCorasickKind::DFA);
         // atoms first, then extraction's literals: candidates come from atoms only
         assert!(pf.any("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"));
         assert!(!pf.any("Traceback (most recent call last):"));

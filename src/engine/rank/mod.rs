@@ -17,12 +17,16 @@
 //! line, then the signature id, so the order is deterministic. Confidence is `high`
 //! from 0.75, `medium` from 0.5, else `low`.
 
+pub mod layers;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
 use crate::engine::extract::{Extraction, Failure};
 use crate::engine::matcher::{Matches, Place};
+use crate::knowledge::signature::model::ConfidenceCap;
+use crate::knowledge::signature::table::Layer;
 use crate::knowledge::signature::{Library, Severity, Signature};
 
 /// How sure a cause is.
@@ -79,6 +83,40 @@ pub struct Ranked {
     pub occurrences: usize,
     /// The cause (signature index) it was folded under, for a consequence.
     pub folded_under: Option<usize>,
+    /// The layer that found it, when not the signature's own conditions ([`layers`]).
+    pub via: Option<crate::engine::matcher::layers::Via>,
+    /// Folded under a cause that `explains:` it.
+    pub linked: bool,
+    /// The more specific cause (signature index) resting on the same evidence lines it
+    /// is shown under ("also matches"), instead of ranking on its own.
+    pub also_of: Option<usize>,
+}
+
+impl Ranked {
+    /// A signature's aggregate before its first match is folded in.
+    fn new(
+        signature: usize,
+        place: Place,
+        first_line: usize,
+        captures: BTreeMap<String, String>,
+    ) -> Self {
+        Ranked {
+            signature,
+            score: 0.0,
+            place,
+            failures: Vec::new(),
+            evidence: Vec::new(),
+            captures,
+            first_line,
+            attempts: BTreeSet::new(),
+            streams: Vec::new(),
+            occurrences: 0,
+            folded_under: None,
+            via: None,
+            linked: false,
+            also_of: None,
+        }
+    }
 }
 
 fn place_weight(p: Place, first: bool, consequence: bool) -> f64 {
@@ -87,6 +125,7 @@ fn place_weight(p: Place, first: bool, consequence: bool) -> f64 {
         Place::ChainException => 0.85,
         Place::FailureLine => 0.8,
         Place::Warning => 0.65,
+        Place::FailureText => 0.7,
         Place::LooseLine => 0.6,
     };
     let order = if first { 1.0 } else { 0.9 };
@@ -104,7 +143,26 @@ fn severity_weight(s: Severity) -> f64 {
 }
 
 fn specificity_weight(sig: &Signature) -> f64 {
-    (0.8 + 0.05 * f64::from(sig.specificity)).min(1.0)
+    (0.8 + 0.05 * f64::from(sig.specificity)).min(1.0) * layer_weight(&sig.layer)
+}
+
+/// A code table's entry knows the code, not the context: a signature on the same
+/// failure is more specific and ranks first.
+fn layer_weight(layer: &Layer) -> f64 {
+    match layer {
+        Layer::Signature => 1.0,
+        Layer::Table(_) => 0.85,
+        Layer::Fallback => 1.0,
+    }
+}
+
+/// The highest score a signature's confidence cap allows (just under the next level).
+fn score_cap(cap: Option<ConfidenceCap>) -> f64 {
+    match cap {
+        Some(ConfidenceCap::Low) => 0.49,
+        Some(ConfidenceCap::Medium) => 0.74,
+        Some(ConfidenceCap::High) | None => 1.0,
+    }
 }
 
 /// Evidence lines kept per cause.
@@ -121,19 +179,9 @@ pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
         let sig = &lib.signatures[h.signature];
         let w = place_weight(h.place, f.first_in_attempt, f.consequence_of.is_some());
         let score = w * severity_weight(sig.severity) * specificity_weight(sig);
-        let r = out.entry(h.signature).or_insert_with(|| Ranked {
-            signature: h.signature,
-            score: 0.0,
-            place: h.place,
-            failures: Vec::new(),
-            evidence: Vec::new(),
-            captures: BTreeMap::new(),
-            first_line: f.first.line,
-            attempts: BTreeSet::new(),
-            streams: Vec::new(),
-            occurrences: 0,
-            folded_under: None,
-        });
+        let r = out
+            .entry(h.signature)
+            .or_insert_with(|| Ranked::new(h.signature, h.place, f.first.line, BTreeMap::new()));
         if score > r.score {
             r.score = score;
             r.place = h.place;
@@ -169,19 +217,9 @@ pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
             * severity_weight(sig.severity)
             * specificity_weight(sig);
         let first_line = lh.first.as_ref().map_or(0, |o| o.line);
-        let r = out.entry(s).or_insert_with(|| Ranked {
-            signature: s,
-            score: 0.0,
-            place: Place::LooseLine,
-            failures: Vec::new(),
-            evidence: Vec::new(),
-            captures: lh.captures.clone(),
-            first_line,
-            attempts: BTreeSet::new(),
-            streams: Vec::new(),
-            occurrences: 0,
-            folded_under: None,
-        });
+        let r = out
+            .entry(s)
+            .or_insert_with(|| Ranked::new(s, Place::LooseLine, first_line, lh.captures.clone()));
         if score > r.score {
             r.score = score;
             r.place = Place::LooseLine;
@@ -213,10 +251,99 @@ pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
         // several streams or attempts showing the same failure make it surer
         let spread = (r.streams.len().saturating_sub(1) as f64 * 0.01).min(0.03)
             + (r.attempts.len().saturating_sub(1) as f64 * 0.02).min(0.04);
-        r.score = (r.score + spread).min(1.0);
+        let cap = score_cap(lib.signatures[r.signature].max_confidence);
+        r.score = (r.score + spread).min(1.0).min(cap);
     }
+    fold_refined_codes(lib, &mut ranked);
     fold_consequences(lib, x, &mut ranked);
+    layers::apply(lib, m, &mut ranked);
+    fold_same_evidence(lib, &mut ranked);
     ranked
+}
+
+/// A code table's entry whose every evidence line is also evidence of a signature (one
+/// that refines the code in context) folds under that signature: the same lines are
+/// one failure, explained once.
+fn fold_refined_codes(lib: &Library, ranked: &mut [Ranked]) {
+    for i in 0..ranked.len() {
+        let r = &ranked[i];
+        if r.folded_under.is_some()
+            || r.evidence.is_empty()
+            || !matches!(lib.signatures[r.signature].layer, Layer::Table(_))
+        {
+            continue;
+        }
+        let refining = ranked.iter().position(|o| {
+            let s = &lib.signatures[o.signature];
+            o.signature != r.signature
+                && s.layer == Layer::Signature
+                && s.severity != Severity::Benign
+                && r.evidence
+                    .iter()
+                    .all(|e| o.evidence.iter().any(|oe| oe.line == e.line))
+        });
+        let Some(o) = refining else {
+            continue;
+        };
+        let code = ranked[i].signature;
+        // the refining signature may have been folded under this code entry (it follows
+        // the same failure): the signature is the cause, the code entry goes under it
+        if ranked[o].folded_under == Some(code) {
+            ranked[o].folded_under = None;
+        }
+        ranked[i].folded_under = Some(ranked[o].folded_under.unwrap_or(ranked[o].signature));
+    }
+}
+
+/// When two causes rest on the same evidence lines (the less specific one's lines all
+/// among the other's), the more specific one ranks (on its own score) and the other is
+/// shown under it as "also matches".
+fn fold_same_evidence(lib: &Library, ranked: &mut [Ranked]) {
+    let open = |r: &Ranked| {
+        lib.signatures[r.signature].severity != Severity::Benign
+            && r.folded_under.is_none()
+            && !r.evidence.is_empty()
+    };
+    // a signature before a code table's entry (it refines the code in context, as in
+    // `fold_refined_codes`), then the most specific, the better score, the id
+    let table = |i: usize| matches!(lib.signatures[ranked[i].signature].layer, Layer::Table(_));
+    let mut order: Vec<usize> = (0..ranked.len()).filter(|&i| open(&ranked[i])).collect();
+    order.sort_by(|&a, &b| {
+        let (sa, sb) = (
+            &lib.signatures[ranked[a].signature],
+            &lib.signatures[ranked[b].signature],
+        );
+        table(a)
+            .cmp(&table(b))
+            .then(sb.specificity.cmp(&sa.specificity))
+            .then(
+                ranked[b]
+                    .score
+                    .partial_cmp(&ranked[a].score)
+                    .unwrap_or(std::cmp::Ordering::Equal),
+            )
+            .then(sa.id.cmp(&sb.id))
+    });
+    for (k, &j) in order.iter().enumerate() {
+        let lines: BTreeSet<usize> = ranked[j].evidence.iter().map(|e| e.line).collect();
+        let winner = order[..k].iter().copied().find(|&i| {
+            ranked[i].also_of.is_none()
+                && lines
+                    .iter()
+                    .all(|l| ranked[i].evidence.iter().any(|e| e.line == *l))
+        });
+        let Some(i) = winner else {
+            continue;
+        };
+        let (from, to) = (ranked[j].signature, ranked[i].signature);
+        ranked[j].also_of = Some(to);
+        // what was folded under the one now shown as "also matches" folds under the winner
+        for r in ranked.iter_mut() {
+            if r.folded_under == Some(from) {
+                r.folded_under = Some(to);
+            }
+        }
+    }
 }
 
 /// Folds consequences under their causes (see the module docs).
@@ -225,7 +352,7 @@ fn fold_consequences(lib: &Library, x: &Extraction, ranked: &mut [Ranked]) {
     // which signatures explain each failure (non-benign only)
     let mut explains: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for r in ranked.iter() {
-        if lib.signatures[r.signature].severity == Severity::Benign {
+        if lib.signatures[r.signature].severity == Severity::Benign || r.folded_under.is_some() {
             continue;
         }
         for &f in &r.failures {
@@ -235,13 +362,14 @@ fn fold_consequences(lib: &Library, x: &Extraction, ranked: &mut [Ranked]) {
     let present: BTreeSet<usize> = ranked
         .iter()
         .filter(|r| lib.signatures[r.signature].severity != Severity::Benign)
+        .filter(|r| r.folded_under.is_none())
         .map(|r| r.signature)
         .collect();
     let index_of = |id: &str| lib.signatures.iter().position(|s| s.id == id);
     let mut folds: Vec<(usize, usize)> = Vec::new();
     for (i, r) in ranked.iter().enumerate() {
         let sig = &lib.signatures[r.signature];
-        if sig.severity == Severity::Benign {
+        if sig.severity == Severity::Benign || r.folded_under.is_some() {
             continue;
         }
         // (a) the signature names its causes and one of them matched
@@ -282,27 +410,7 @@ fn fold_consequences(lib: &Library, x: &Extraction, ranked: &mut [Ranked]) {
     for (i, c) in folds {
         ranked[i].folded_under = Some(c);
     }
-    // a consequence folded under a cause that is itself folded goes to the root
-    for i in 0..ranked.len() {
-        let mut seen = 0;
-        while let Some(c) = ranked[i].folded_under {
-            let next = ranked
-                .iter()
-                .find(|r| r.signature == c)
-                .and_then(|r| r.folded_under);
-            match next {
-                Some(n) if n != ranked[i].signature && seen < 8 => {
-                    ranked[i].folded_under = Some(n);
-                    seen += 1;
-                }
-                Some(_) => {
-                    ranked[i].folded_under = None;
-                    break;
-                }
-                None => break,
-            }
-        }
-    }
+    layers::to_roots(ranked);
     // a consequence of an unknown cause is discounted
     for r in ranked.iter_mut() {
         let sig = &lib.signatures[r.signature];
@@ -312,12 +420,19 @@ fn fold_consequences(lib: &Library, x: &Extraction, ranked: &mut [Ranked]) {
     }
 }
 
-/// Deterministic order: score, then first line, then id.
+/// Deterministic order: failures (fatal or error) before warnings — a warning repeated
+/// ten thousand times still explains less than the one error that stopped the run —,
+/// then score, first line and id.
 pub fn order(lib: &Library, ranked: &mut [Ranked]) {
+    let warning = |r: &Ranked| lib.signatures[r.signature].severity == Severity::Warning;
     ranked.sort_by(|a, b| {
-        b.score
-            .partial_cmp(&a.score)
-            .unwrap_or(std::cmp::Ordering::Equal)
+        warning(a)
+            .cmp(&warning(b))
+            .then(
+                b.score
+                    .partial_cmp(&a.score)
+                    .unwrap_or(std::cmp::Ordering::Equal),
+            )
             .then(a.first_line.cmp(&b.first_line))
             .then(
                 lib.signatures[a.signature]

@@ -63,6 +63,10 @@ pub struct Signature {
     pub projects: Vec<String>,
     pub tags: Vec<String>,
     pub consequence_of: Vec<String>,
+    /// Benign signatures whose lines may still be evidence for it.
+    pub overrides_benign: Vec<String>,
+    /// INFO/DEBUG lines alone may be its evidence.
+    pub info_evidence: bool,
     pub cond: Cond,
     /// Any one of these occurs in a failure this signature matches (lowercase).
     pub atoms: AtomSet,
@@ -79,6 +83,14 @@ pub struct Signature {
     pub capture_patterns: BTreeMap<String, LazyRegex>,
     /// How specific the conditions are (regexes with captures count most).
     pub specificity: u32,
+    /// Which layer of knowledge it comes from (a signature file, a code table).
+    pub layer: super::table::Layer,
+    /// The highest confidence it may be given.
+    pub max_confidence: Option<model::ConfidenceCap>,
+    /// The capture holding the inner error this message wraps ([`crate::layers`]).
+    pub wraps: Option<String>,
+    /// Ids of the later failures this one explains.
+    pub explains: Vec<String>,
 }
 
 impl Signature {
@@ -507,6 +519,21 @@ pub fn compile(
         let c = cx.fact_tree(&f.id, &n.condition);
         explain_env.push((c, n.text.trim().to_string()));
     }
+    if let Some(w) = &f.wraps {
+        if !cx.captures.contains_key(&w.value) {
+            let msg = format!(
+                "wraps names `{}`, which is not a capture of the match",
+                w.value
+            );
+            cx.err(Code::E017, w, msg);
+        }
+    }
+    let (layer, max_confidence) = if f.fallback {
+        let cap = Some(model::ConfidenceCap::Low);
+        (super::table::Layer::Fallback, cap)
+    } else {
+        (super::table::Layer::Signature, f.max_confidence)
+    };
     match (cond, atoms) {
         (Some(cond), Some(atoms)) if cx.errors.is_empty() => Ok(Signature {
             id,
@@ -516,6 +543,8 @@ pub fn compile(
             projects: f.projects.clone(),
             tags: f.tags.clone(),
             consequence_of: f.consequence_of.iter().map(|t| t.value.clone()).collect(),
+            overrides_benign: f.overrides_benign.iter().map(|t| t.value.clone()).collect(),
+            info_evidence: f.info_evidence,
             cond,
             atoms,
             explain: f.explain.trim().to_string(),
@@ -526,6 +555,10 @@ pub fn compile(
             file: file.to_string(),
             capture_patterns: cx.captures,
             specificity: cx.specificity,
+            layer,
+            max_confidence,
+            wraps: f.wraps.as_ref().map(|w| w.value.clone()),
+            explains: f.explains.iter().map(|t| t.value.clone()).collect(),
         }),
         _ => Err(cx.errors),
     }

@@ -34,16 +34,21 @@ pub enum Code {
     E013,
     E014,
     E015,
+    E016,
+    E017,
     W001,
     W002,
     W003,
     W004,
     W005,
     W006,
+    W007,
+    W008,
+    W009,
 }
 
 impl Code {
-    pub const ALL: [Code; 20] = [
+    pub const ALL: [Code; 25] = [
         Code::E001,
         Code::E002,
         Code::E003,
@@ -58,12 +63,17 @@ impl Code {
         Code::E013,
         Code::E014,
         Code::E015,
+        Code::E016,
+        Code::E017,
         Code::W001,
         Code::W002,
         Code::W003,
         Code::W004,
         Code::W005,
         Code::W006,
+        Code::W007,
+        Code::W008,
+        Code::W009,
     ];
 
     /// `E001`…
@@ -83,12 +93,17 @@ impl Code {
             Code::E013 => "E013",
             Code::E014 => "E014",
             Code::E015 => "E015",
+            Code::E016 => "E016",
+            Code::E017 => "E017",
             Code::W001 => "W001",
             Code::W002 => "W002",
             Code::W003 => "W003",
             Code::W004 => "W004",
             Code::W005 => "W005",
             Code::W006 => "W006",
+            Code::W007 => "W007",
+            Code::W008 => "W008",
+            Code::W009 => "W009",
         }
     }
 
@@ -118,12 +133,17 @@ impl Code {
             Code::E013 => "a folder or file that cannot be read",
             Code::E014 => "a fact condition that does not compile (a bad version specifier, package name or table row)",
             Code::E015 => "a rule without `references:`, or without examples it must `fail` and `pass`",
+            Code::E016 => "a code-table entry that no rendering of its table applies to (its keys name no rendering's placeholders)",
+            Code::E017 => "`wraps:` names no capture of the signature's match",
             Code::W001 => "weak atom: shorter than 5 characters, or one of the common tokens below",
             Code::W002 => "capture never used: inside `not:` (never yields a value), or a name an earlier regex of an `all:` already captures (the first value wins)",
             Code::W003 => "no `references:`",
             Code::W004 => "no positive example",
             Code::W005 => "a Unicode class (`\\d`, `\\w`, `\\b`…) where ASCII (`[0-9]`, `[A-Za-z0-9_]`, `(?-u:\\b)`) would do",
             Code::W006 => "the file does not start with the `yaml-language-server` modeline",
+            Code::W007 => "fewer than 2 positive examples, or no near-miss (`examples.no_match`): every signature needs both",
+            Code::W008 => "a `command:` holds an unfilled `<placeholder>` (it would be printed as a runnable command): put such guidance in `description:`, or fill the value from a capture (`{{name}}`)",
+            Code::W009 => "a `command:` that changes the environment (pip/uv/conda/apt install or uninstall, `--force-reinstall`, `--index-url`, `rm -`, `chown`, `chmod`, `usermod`, `modprobe`/`rmmod`, `dkms`, `reboot`, `apt-mark`, `add-apt-repository`, `nvidia-ctk runtime configure`) with neither an `if:` fact condition nor a read-only check before it (an earlier step's command such as `pip show X`, `nvidia-smi`, `python -c \"import torch; …\"`, `docker info`, `ls -ld`, or a check earlier in the same command)",
         }
     }
 }

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use super::compile::{self, Signature};
 use super::error::{Code, Diagnostic, LoadErrors};
 use super::model::{FramesFile, SignatureFile};
+use super::table::{self, Layer, TableFile};
 
 /// Largest signature file accepted.
 pub const MAX_FILE_BYTES: usize = 1 << 20;
@@ -115,16 +116,29 @@ pub(crate) fn file_stem(name: &str) -> &str {
 
 enum FileRole {
     Signature,
+    /// A code table (`tables/<id>.yaml`): entries compiled into signatures.
+    Table,
     Frames,
     Ignored,
     Unexpected,
+}
+
+fn is_yaml(base: &str) -> bool {
+    base.ends_with(".yaml") || base.ends_with(".yml")
+}
+
+/// Is this library file a code table? (It lies in a `tables/` folder of the library.)
+pub fn is_table(name: &str) -> bool {
+    name.starts_with("tables/") || name.contains("/tables/")
 }
 
 fn role(name: &str) -> FileRole {
     let base = name.rsplit('/').next().unwrap_or(name);
     if base == "frames.yaml" {
         FileRole::Frames
-    } else if base.ends_with(".yaml") || base.ends_with(".yml") {
+    } else if is_yaml(base) && is_table(name) {
+        FileRole::Table
+    } else if is_yaml(base) {
         FileRole::Signature
     } else if base == "schema.json" || base.ends_with(".md") {
         FileRole::Ignored
@@ -227,114 +241,184 @@ pub fn read_dir_files(dir: &Path) -> (Vec<LibraryFile>, Vec<Diagnostic>) {
     (out, errors)
 }
 
-/// Parses and compiles a set of files into one library.
-pub fn compile_files(files: &[LibraryFile]) -> Result<Library, LoadErrors> {
-    let mut errors: Vec<Diagnostic> = Vec::new();
-    let mut lib = Library::default();
-    let mut seen: HashMap<String, (String, usize, usize)> = HashMap::new();
-    let mut links: Vec<(String, String, usize, usize, String)> = Vec::new();
-    // Parsing and compiling a file depend on that file alone: done on every core first,
-    // then folded in file order below (duplicates, links and errors as if sequential).
-    let prepared: Vec<_> = {
-        use rayon::prelude::*;
-        files
-            .par_iter()
-            .map(|f| {
-                if !matches!(role(&f.name), FileRole::Signature) {
-                    return None;
-                }
-                let parsed = parse_signature(&f.name, &f.text);
-                let compiled = parsed
-                    .as_ref()
-                    .ok()
-                    .map(|p| compile::compile(p, &f.name, &f.text, file_stem(&f.name)));
-                Some((parsed, compiled))
-            })
-            .collect()
-    };
-    for (f, prep) in files.iter().zip(prepared) {
-        match role(&f.name) {
-            FileRole::Ignored => continue,
-            FileRole::Unexpected => {
-                errors.push(Diagnostic::new(
-                    Code::E010,
-                    &f.name,
-                    "not a signature file: a library folder holds <id>.yaml signatures, frames.yaml, schema.json and Markdown only",
-                ));
-                continue;
-            }
-            FileRole::Frames => {
-                if f.text.len() > MAX_FILE_BYTES {
-                    errors.push(Diagnostic::new(
-                        Code::E011,
-                        &f.name,
-                        "frames.yaml is too large",
-                    ));
-                    continue;
-                }
-                match serde_saphyr::from_str_with_options::<FramesFile>(&f.text, yaml_options()) {
-                    Ok(fr) => lib.plumbing.extend(fr.plumbing),
-                    Err(e) => errors.push(yaml_error(&f.name, &f.text, &e)),
-                }
-                continue;
-            }
-            FileRole::Signature => {}
+/// One signature of a file, parsed and compiled (an entry of a table is one too).
+type Unit = (SignatureFile, Result<Signature, Vec<Diagnostic>>);
+
+/// What parsing and compiling one file gives, before the files are folded together.
+enum Prepared {
+    /// Not a signature or a table (frames, ignored and unexpected files).
+    Other,
+    /// The file's signatures, or the error that stopped it from parsing.
+    Units(Vec<Unit>, Vec<Diagnostic>),
+}
+
+fn prepare_signature(f: &LibraryFile) -> Prepared {
+    match parse_signature(&f.name, &f.text) {
+        Ok(p) => {
+            let c = compile::compile(&p, &f.name, &f.text, file_stem(&f.name));
+            Prepared::Units(vec![(p, c)], Vec::new())
         }
-        let Some((parsed, compiled)) = prep else {
-            continue;
-        };
-        let parsed = match parsed {
-            Ok(p) => p,
-            Err(d) => {
-                errors.push(d);
-                continue;
+        Err(d) => Prepared::Units(Vec::new(), vec![d]),
+    }
+}
+
+fn prepare_table(f: &LibraryFile) -> Prepared {
+    if f.text.len() > MAX_FILE_BYTES {
+        let msg = format!(
+            "file is {} bytes; table files are limited to {MAX_FILE_BYTES}",
+            f.text.len()
+        );
+        return Prepared::Units(Vec::new(), vec![Diagnostic::new(Code::E011, &f.name, msg)]);
+    }
+    let t: TableFile = match serde_saphyr::from_str_with_options(&f.text, yaml_options()) {
+        Ok(t) => t,
+        Err(e) => return Prepared::Units(Vec::new(), vec![yaml_error(&f.name, &f.text, &e)]),
+    };
+    let mut errors = Vec::new();
+    if t.id.value != file_stem(&f.name) {
+        let msg = format!(
+            "table id `{}` does not match the file name `{}.yaml`",
+            t.id.value,
+            file_stem(&f.name)
+        );
+        let (l, c) = (
+            t.id.referenced.line() as usize,
+            t.id.referenced.column() as usize,
+        );
+        errors.push(Diagnostic::new(Code::E003, &f.name, msg).at(&f.text, l, c));
+    }
+    let (files, mut more) = table::entries(&t, &f.name, &f.text);
+    errors.append(&mut more);
+    let units = files
+        .into_iter()
+        .map(|sf| {
+            let stem = sf.id.value.clone();
+            let c = compile::compile(&sf, &f.name, &f.text, &stem).map(|mut s| {
+                s.layer = Layer::Table(t.id.value.clone());
+                s
+            });
+            (sf, c)
+        })
+        .collect();
+    Prepared::Units(units, errors)
+}
+
+fn prepare(f: &LibraryFile) -> Prepared {
+    match role(&f.name) {
+        FileRole::Signature => prepare_signature(f),
+        FileRole::Table => prepare_table(f),
+        _ => Prepared::Other,
+    }
+}
+
+/// A file that is not a signature or a table: frames are read, others are errors.
+fn fold_other(f: &LibraryFile, lib: &mut Library, errors: &mut Vec<Diagnostic>) {
+    match role(&f.name) {
+        FileRole::Unexpected => errors.push(Diagnostic::new(Code::E010,
+            &f.name,
+            "not a signature file: a library folder holds <id>.yaml signatures, tables/<id>.yaml code tables, frames.yaml, schema.json and Markdown only",
+        )),
+        FileRole::Frames if f.text.len() > MAX_FILE_BYTES => {
+            errors.push(Diagnostic::new(Code::E011, &f.name, "frames.yaml is too large"))
+        }
+        FileRole::Frames => {
+            match serde_saphyr::from_str_with_options::<FramesFile>(&f.text, yaml_options()) {
+                Ok(fr) => lib.plumbing.extend(fr.plumbing),
+                Err(e) => errors.push(yaml_error(&f.name, &f.text, &e)),
             }
-        };
+        }
+        _ => {}
+    }
+}
+
+/// Where each id was first defined, and the `consequence_of` links to check at the end.
+#[derive(Default)]
+struct Fold {
+    seen: HashMap<String, (String, usize, usize)>,
+    links: Vec<(String, String, usize, usize, String, &'static str)>,
+}
+
+impl Fold {
+    fn unit(
+        &mut self,
+        f: &LibraryFile,
+        unit: Unit,
+        lib: &mut Library,
+        errors: &mut Vec<Diagnostic>,
+    ) {
+        let (parsed, compiled) = unit;
         let line = parsed.id.referenced.line() as usize;
         let col = parsed.id.referenced.column() as usize;
-        if let Some((other, l, c)) = seen.get(&parsed.id.value) {
-            errors.push(
-                Diagnostic::new(
-                    Code::E004,
-                    &f.name,
-                    format!(
-                        "duplicate id `{}`: also defined at {other}:{l}:{c}",
-                        parsed.id.value
-                    ),
-                )
-                .at(&f.text, line, col),
+        if let Some((other, l, c)) = self.seen.get(&parsed.id.value) {
+            let msg = format!(
+                "duplicate id `{}`: also defined at {other}:{l}:{c}",
+                parsed.id.value
             );
-            continue;
+            errors.push(Diagnostic::new(Code::E004, &f.name, msg).at(&f.text, line, col));
+            return;
         }
-        seen.insert(parsed.id.value.clone(), (f.name.clone(), line, col));
-        for t in &parsed.consequence_of {
-            links.push((
+        self.seen
+            .insert(parsed.id.value.clone(), (f.name.clone(), line, col));
+        let fields = parsed
+            .consequence_of
+            .iter()
+            .map(|t| (t, "consequence_of"))
+            .chain(parsed.explains.iter().map(|t| (t, "explains")))
+            .chain(
+                parsed
+                    .overrides_benign
+                    .iter()
+                    .map(|t| (t, "overrides_benign")),
+            );
+        for (t, field) in fields {
+            self.links.push((
                 f.name.clone(),
                 t.value.clone(),
                 t.referenced.line() as usize,
                 t.referenced.column() as usize,
                 f.text.clone(),
+                field,
             ));
         }
-        let compiled = compiled
-            .unwrap_or_else(|| compile::compile(&parsed, &f.name, &f.text, file_stem(&f.name)));
         match compiled {
             Ok(sig) => lib.signatures.push(sig),
             Err(mut es) => errors.append(&mut es),
         }
     }
-    for (file, target, line, col, text) in links {
-        if !seen.contains_key(&target) {
-            errors.push(
-                Diagnostic::new(
-                    Code::E008,
-                    &file,
-                    format!("consequence_of names `{target}`, which no loaded signature defines"),
-                )
-                .at(&text, line, col),
-            );
+
+    fn check_links(self, errors: &mut Vec<Diagnostic>) {
+        for (file, target, line, col, text, field) in self.links {
+            if !self.seen.contains_key(&target) {
+                let msg = format!("{field} names `{target}`, which no loaded signature defines");
+                errors.push(Diagnostic::new(Code::E008, &file, msg).at(&text, line, col));
+            }
         }
     }
+}
+
+/// Parses and compiles a set of files into one library.
+pub fn compile_files(files: &[LibraryFile]) -> Result<Library, LoadErrors> {
+    let mut errors: Vec<Diagnostic> = Vec::new();
+    let mut lib = Library::default();
+    // Parsing and compiling a file depend on that file alone: done on every core first,
+    // then folded in file order below (duplicates, links and errors as if sequential).
+    let prepared: Vec<Prepared> = {
+        use rayon::prelude::*;
+        files.par_iter().map(prepare).collect()
+    };
+    let mut fold = Fold::default();
+    for (f, prep) in files.iter().zip(prepared) {
+        match prep {
+            Prepared::Other => fold_other(f, &mut lib, &mut errors),
+            Prepared::Units(units, mut es) => {
+                errors.append(&mut es);
+                for u in units {
+                    fold.unit(f, u, &mut lib, &mut errors);
+                }
+            }
+        }
+    }
+    fold.check_links(&mut errors);
     if errors.is_empty() {
         lib.signatures.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(lib)

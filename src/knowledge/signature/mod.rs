@@ -4,6 +4,7 @@
 //! - [`compile`]: validation and compilation into runtime signatures;
 //! - [`atoms`]: the necessary literals the prefilter looks for;
 //! - [`template`]: remediation commands, filled and quoted safely;
+//! - [`table`]: code tables (one entry per error code, every rendering);
 //! - [`load`]: the embedded library and library folders;
 //! - [`error`]: located, coded diagnostics;
 //!
@@ -15,6 +16,7 @@ pub mod error;
 pub mod lazy;
 pub mod load;
 pub mod model;
+pub mod table;
 pub mod template;
 
 pub use compile::{Cond, Signature};

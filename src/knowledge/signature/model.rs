@@ -129,6 +129,18 @@ impl Severity {
     }
 }
 
+/// The highest confidence a cause may get: for knowledge that names a failure without
+/// establishing its cause (a generic error code, a signal).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize, Serialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConfidenceCap {
+    Low,
+    Medium,
+    High,
+}
+
 /// One signature file.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -149,6 +161,16 @@ pub struct SignatureFile {
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub consequence_of: Vec<Text>,
+    /// Ids of benign signatures whose lines may still be evidence for this one. A line a
+    /// benign signature explains is otherwise no evidence for a non-benign cause (the
+    /// NCCL INFO plugin-load line is noise, not a missing library).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub overrides_benign: Vec<Text>,
+    /// Whether INFO/DEBUG lines alone may be this (fatal or error) signature's evidence;
+    /// without it, a match resting only on such lines gives no cause.
+    #[serde(default)]
+    pub info_evidence: bool,
     /// The condition tree.
     #[serde(rename = "match")]
     pub condition: Condition,
@@ -170,6 +192,23 @@ pub struct SignatureFile {
     pub references: Vec<String>,
     #[serde(default)]
     pub examples: Examples,
+    /// Cap the confidence of this cause (`medium`: the message alone does not establish it).
+    #[serde(default)]
+    pub max_confidence: Option<ConfidenceCap>,
+    /// The capture that holds an inner error this message wraps: its text is diagnosed
+    /// through the whole library and this failure folds under the inner cause.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub wraps: Option<Text>,
+    /// Ids of the later failures this one explains: when both match, the later one is
+    /// folded under this one as its consequence (and its generic fix is not printed).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub explains: Vec<Text>,
+    /// A structural fallback (exception type, raising module, frames): used only when no
+    /// other signature explains the failure, at `low` confidence.
+    #[serde(default)]
+    pub fallback: bool,
 }
 
 /// A condition: exactly one key.

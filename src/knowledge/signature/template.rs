@@ -193,15 +193,90 @@ fn check_value(name: &str, value: &str, pattern: Option<&Regex>) -> Result<(), R
             return Err(refuse("it does not match its capture pattern"));
         }
     }
+    if let Some(reason) = dangerous_backslash(value).or_else(|| dangerous_path(value)) {
+        return Err(refuse(reason));
+    }
     Ok(())
 }
 
+/// fish reads `\\` and `\'` inside single quotes (and a value ending in `\` escapes
+/// the closing quote): such a value cannot be quoted for every shell.
+fn dangerous_backslash(value: &str) -> Option<&'static str> {
+    let b = value.as_bytes();
+    let bad = b.last() == Some(&b'\\')
+        || b.windows(2)
+            .any(|w| w[0] == b'\\' && matches!(w[1], b'\\' | b'\''));
+    bad.then_some(
+        "a backslash before a quote or a backslash (or at its end) is read differently by fish",
+    )
+}
+
+/// System locations a printed command must never change or expose: the root alone,
+/// the top-level folders alone, and everything under the folders of the system itself.
+const SYSTEM_ROOTS: &[&str] = &[
+    "/etc",
+    "/boot",
+    "/dev",
+    "/proc",
+    "/sys",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/usr/bin",
+    "/usr/sbin",
+    "/usr/lib",
+    "/var/lib/dpkg",
+    "/var/lib/rpm",
+];
+const SYSTEM_ALONE: &[&str] = &[
+    "/",
+    "/root",
+    "/home",
+    "/usr",
+    "/var",
+    "/opt",
+    "/tmp",
+    "/srv",
+    "/mnt",
+    "/media",
+    "/run",
+    "/usr/local",
+    "/var/log",
+    "/var/lib",
+];
+
+/// A path value (or one holding a `/`-separated `..`) that leaves where it was read
+/// from or names a system location; `None` for a harmless value.
+fn dangerous_path(value: &str) -> Option<&'static str> {
+    if value.contains('/') && value.split('/').any(|c| c == "..") {
+        return Some("it climbs out of its folder with `..`");
+    }
+    if !value.starts_with('/') {
+        return None;
+    }
+    // normalised: `//`, `/./` and a trailing `/` removed
+    let parts: Vec<&str> = value
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    let norm = format!("/{}", parts.join("/"));
+    let under = |root: &str| norm == root || norm.starts_with(&format!("{root}/"));
+    if SYSTEM_ALONE.contains(&norm.as_str()) || SYSTEM_ROOTS.iter().any(|r| under(r)) {
+        return Some("it names a system location");
+    }
+    None
+}
+
 fn is_plain(value: &str) -> bool {
-    // a leading `=` is expanded by zsh (`=ls` → /bin/ls), a leading `~` by every shell
-    !value.starts_with(['=', '~'])
+    // a leading `=` is expanded by zsh (`=ls` → /bin/ls), a leading `~` by every shell,
+    // a leading `%` by fish 2 (process expansion); `^`, `[`, `{` are globs or braces in
+    // zsh (EXTENDED_GLOB), bash, fish: none of them is plain
+    !value.starts_with(['=', '~', '%'])
         && value
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._+:/=@%,^-".contains(c))
+            .all(|c| c.is_ascii_alphanumeric() || "._+:/=@%,-".contains(c))
 }
 
 /// Quotes a value for the shell context it lands in.

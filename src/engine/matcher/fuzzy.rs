@@ -1,0 +1,291 @@
+//! Fuzzy similarity: a failure no rule explains is compared with the real example
+//! messages of every signature, volatile tokens masked (numbers, paths, hex, versions,
+//! hosts, ranks, pids) and protected tokens kept (the number after `error`, `errno`,
+//! `Xid`, `signal`, `code`, `status`; exception types and words). Messages become sets of
+//! token shingles (words and pairs of words); an inverted index from pairs to examples
+//! gives the candidates, and the Jaccard similarity of the sets ranks them. The index is
+//! built on first use (once per matcher) and only failures without any match reach it:
+//! lines that match cost nothing.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+
+use super::layers::{Via, ViaNote};
+use super::{FailureHit, Matches, Place};
+use crate::engine::extract::{Extraction, Failure, FailureKind};
+use crate::engine::ingest::Line;
+use crate::knowledge::signature::table::Layer;
+use crate::knowledge::signature::{Library, Severity, Signature};
+
+/// The similarity from which the closest example is reported. Chosen on the corpus
+/// (`crashdoc corpus run corpus`, 181 incidents): at 0.5 the 3 fuzzy top causes are all
+/// right (2 of them at 0.6); at 0.4 there are 8, of which 4 name the wrong failure class.
+pub const THRESHOLD: f64 = 0.5;
+/// Messages with fewer masked words than this are too short to resemble anything.
+const MIN_WORDS: usize = 4;
+/// Words after which a number is a code and is kept.
+const PROTECTED: &[&str] = &[
+    "error", "errno", "xid", "signal", "code", "status", "exitcode", "failure", "sig", "err",
+];
+
+/// The masked shingles of every signature's example messages.
+#[derive(Debug, Clone, Default)]
+pub struct FuzzyIndex {
+    /// (signature index, near-miss?, shingles) per example message: a failure closest to
+    /// a near-miss of a signature resembles nothing.
+    examples: Vec<(usize, bool, HashSet<u64>)>,
+    /// Word pair → examples that have it.
+    postings: HashMap<u64, Vec<u32>>,
+}
+
+/// The closest signature of a message.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Resemblance {
+    pub signature: usize,
+    pub similarity: f64,
+}
+
+fn is_version(w: &str) -> bool {
+    let w = w.strip_prefix('v').unwrap_or(w);
+    w.split('.').count() >= 2
+        && w.split('.')
+            .next()
+            .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()) && !p.is_empty())
+}
+
+fn is_hexish(w: &str) -> bool {
+    let w = w.strip_prefix("0x").unwrap_or(w);
+    w.len() >= 8
+        && w.bytes().all(|b| b.is_ascii_hexdigit())
+        && w.bytes().any(|b| b.is_ascii_digit())
+}
+
+/// One word, masked: `None` drops it.
+fn mask(word: &str, prev: Option<&str>) -> Option<String> {
+    let w = word.trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
+    if w.is_empty() {
+        return None;
+    }
+    let lower = w.to_lowercase();
+    if w.contains('/') || w.contains('\\') {
+        return Some("<path>".into());
+    }
+    if lower.starts_with("0x") || is_hexish(&lower) {
+        return Some("<hex>".into());
+    }
+    if w.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
+        let code = prev.is_some_and(|p| PROTECTED.contains(&p));
+        return Some(if code { lower } else { "<n>".into() });
+    }
+    if is_version(&lower) {
+        return Some("<ver>".into());
+    }
+    if lower.contains(':') && lower.bytes().any(|b| b.is_ascii_digit()) {
+        return Some("<host>".into());
+    }
+    // rank3, tp0, pid=123, cuda:1: the word without its digits
+    Some(lower.replace(|c: char| c.is_ascii_digit(), "#"))
+}
+
+/// The masked words of a message.
+pub fn masked_words(msg: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for raw in msg.split(|c: char| c.is_whitespace() || "=,;()[]{}'\"`<>|".contains(c)) {
+        let prev = out.last().map(String::as_str);
+        if let Some(w) = mask(raw, prev) {
+            out.push(w);
+        }
+    }
+    out
+}
+
+fn hash_of(parts: &[&str]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    parts.hash(&mut h);
+    h.finish()
+}
+
+/// Word and word-pair shingles of a masked message; the pairs are returned apart.
+fn shingles(words: &[String]) -> (HashSet<u64>, Vec<u64>) {
+    let mut set = HashSet::new();
+    let mut pairs = Vec::new();
+    for w in words {
+        set.insert(hash_of(&[w]));
+    }
+    for p in words.windows(2) {
+        let h = hash_of(&[&p[0], &p[1]]);
+        set.insert(h);
+        pairs.push(h);
+    }
+    (set, pairs)
+}
+
+/// The example messages of a signature: each positive example's first line with one of
+/// its atoms, and every line of its near-misses (which hold no atom, by design).
+fn example_messages(sig: &Signature) -> Vec<(bool, String)> {
+    let message = |i: usize, text: &str| {
+        crate::engine::normalize::normalize(Line {
+            number: i + 1,
+            text: text.to_string(),
+            truncated: 0,
+        })
+        .message
+    };
+    let mut out = Vec::new();
+    for ex in &sig.examples.matches {
+        let hit = ex.log.lines().enumerate().find(|(_, l)| {
+            let l = l.to_ascii_lowercase();
+            sig.atoms.iter().any(|a| l.contains(a.as_str()))
+        });
+        if let Some((i, text)) = hit {
+            out.push((false, message(i, text)));
+        }
+    }
+    for ex in &sig.examples.no_match {
+        for (i, text) in ex
+            .log
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
+            out.push((true, message(i, text)));
+        }
+    }
+    out
+}
+
+impl FuzzyIndex {
+    /// Indexes the examples of every signature that can be a cause (not benign, not a
+    /// fallback).
+    pub fn build(lib: &Library) -> FuzzyIndex {
+        let mut ix = FuzzyIndex::default();
+        for (s, sig) in lib.signatures.iter().enumerate() {
+            if sig.severity == Severity::Benign || sig.layer == Layer::Fallback {
+                continue;
+            }
+            for (near_miss, msg) in example_messages(sig) {
+                let words = masked_words(&msg);
+                if words.len() < MIN_WORDS {
+                    continue;
+                }
+                let (set, pairs) = shingles(&words);
+                let e = ix.examples.len() as u32;
+                for p in pairs {
+                    let v = ix.postings.entry(p).or_default();
+                    if v.last() != Some(&e) {
+                        v.push(e);
+                    }
+                }
+                ix.examples.push((s, near_miss, set));
+            }
+        }
+        ix
+    }
+
+    /// The signature whose example is the closest to `msg` (ties: the lower index).
+    pub fn closest(&self, msg: &str) -> Option<Resemblance> {
+        let words = masked_words(msg);
+        if words.len() < MIN_WORDS {
+            return None;
+        }
+        let (set, pairs) = shingles(&words);
+        let mut cands: Vec<u32> = pairs
+            .iter()
+            .filter_map(|p| self.postings.get(p))
+            .flatten()
+            .copied()
+            .collect();
+        cands.sort_unstable();
+        cands.dedup();
+        let mut best: Option<(bool, Resemblance)> = None;
+        for e in cands {
+            let Some((s, near_miss, ex)) = self.examples.get(e as usize) else {
+                continue;
+            };
+            let sim = jaccard(&set, ex);
+            if best.is_none_or(|b| sim > b.1.similarity) {
+                let r = Resemblance {
+                    signature: *s,
+                    similarity: sim,
+                };
+                best = Some((*near_miss, r));
+            }
+        }
+        best.filter(|(near_miss, _)| !near_miss).map(|(_, r)| r)
+    }
+}
+
+impl FuzzyIndex {
+    /// The similarity of `msg` to the closest example of one signature.
+    pub fn similarity_to(&self, signature: usize, msg: &str) -> Option<f64> {
+        let words = masked_words(msg);
+        if words.len() < MIN_WORDS {
+            return None;
+        }
+        let (set, _) = shingles(&words);
+        self.examples
+            .iter()
+            .filter(|(s, near_miss, _)| *s == signature && !near_miss)
+            .map(|(_, _, ex)| jaccard(&set, ex))
+            .fold(None, |acc: Option<f64>, v| {
+                Some(acc.map_or(v, |a| a.max(v)))
+            })
+    }
+}
+
+fn jaccard(a: &HashSet<u64>, b: &HashSet<u64>) -> f64 {
+    let inter = a.intersection(b).count() as f64;
+    let union = (a.len() + b.len()) as f64 - inter;
+    if union > 0.0 {
+        inter / union
+    } else {
+        0.0
+    }
+}
+
+/// Whether a failure can be a fuzzy match's subject: not a warning or a service event.
+fn eligible(f: &Failure) -> bool {
+    !matches!(
+        f.kind,
+        FailureKind::Warning | FailureKind::Systemd | FailureKind::Line
+    )
+}
+
+/// Matches each failure that no signature matched with its closest example.
+pub fn match_unexplained(ix: &FuzzyIndex, x: &Extraction, m: &mut Matches) {
+    let explained: HashSet<usize> = m.failures.iter().map(|h| h.failure).collect();
+    let todo: Vec<&Failure> = x
+        .failures
+        .iter()
+        .filter(|f| eligible(f) && !explained.contains(&f.id))
+        .collect();
+    if todo.is_empty() {
+        return;
+    }
+    for f in todo {
+        let Some(r) = ix.closest(&f.headline) else {
+            continue;
+        };
+        if r.similarity < THRESHOLD {
+            continue;
+        }
+        let (place, line) = match f.primary() {
+            Some(e) => (Place::PrimaryException, e.line),
+            None => (Place::FailureLine, f.first.line),
+        };
+        m.failures.push(FailureHit {
+            signature: r.signature,
+            failure: f.id,
+            place,
+            captures: BTreeMap::new(),
+            lines: vec![line],
+        });
+        m.via.push(ViaNote {
+            signature: r.signature,
+            failure: Some(f.id),
+            via: Via::Fuzzy {
+                per_mille: (r.similarity * 1000.0).round() as u16,
+            },
+        });
+    }
+}

@@ -1,0 +1,196 @@
+//! Ranking adjustments of the layers: which layer found each cause, wrappers folded under
+//! their inner cause, reverse links (`explains:`), fallbacks kept only for failures
+//! nothing else explains (and below every signature), fuzzy matches capped at `medium`.
+
+use std::collections::BTreeSet;
+
+use super::Ranked;
+use crate::engine::matcher::layers::Via;
+use crate::engine::matcher::Matches;
+use crate::knowledge::signature::table::Layer;
+use crate::knowledge::signature::{Library, Severity};
+
+/// The highest score of a fuzzy match (`medium` ends below 0.75).
+pub const FUZZY_MAX_SCORE: f64 = 0.74;
+/// Folds followed from a consequence to its root cause.
+const MAX_HOPS: usize = 8;
+/// The highest score of a fallback (`low` ends below 0.5).
+pub const FALLBACK_MAX_SCORE: f64 = 0.45;
+
+/// How a ranked cause was found: `None` when by its own conditions on the text.
+fn via_of(m: &Matches, r: &Ranked) -> Option<Via> {
+    let notes: Vec<_> = m
+        .via
+        .iter()
+        .filter(|n| n.signature == r.signature)
+        .collect();
+    if notes.is_empty() {
+        return None;
+    }
+    let failures_covered = r
+        .failures
+        .iter()
+        .all(|f| notes.iter().any(|n| n.failure == Some(*f)));
+    let loose_covered =
+        !m.loose.contains_key(&r.signature) || notes.iter().any(|n| n.failure.is_none());
+    if !(failures_covered && loose_covered) {
+        return None;
+    }
+    notes.iter().map(|n| n.via).max_by_key(|v| match v {
+        Via::Fuzzy { per_mille } => *per_mille,
+        Via::Wrapper { .. } => u16::MAX,
+    })
+}
+
+/// Applies every layer's rule to the ranked causes (after consequences are folded).
+pub fn apply(lib: &Library, m: &Matches, ranked: &mut Vec<Ranked>) {
+    for r in ranked.iter_mut() {
+        r.via = via_of(m, r);
+        if let Some(Via::Fuzzy { per_mille }) = r.via {
+            let sim = f64::from(per_mille) / 1000.0;
+            r.score = (r.score * sim).min(FUZZY_MAX_SCORE);
+        }
+    }
+    fold_wrappers(ranked);
+    link(lib, ranked);
+    to_roots(ranked);
+    fallbacks(lib, m, ranked);
+}
+
+/// A cause folded under a cause that is itself folded goes to the root (a cycle unfolds).
+pub(super) fn to_roots(ranked: &mut [Ranked]) {
+    for i in 0..ranked.len() {
+        let mut hops = 0;
+        while let Some(c) = ranked[i].folded_under {
+            let next = ranked
+                .iter()
+                .find(|r| r.signature == c)
+                .and_then(|r| r.folded_under);
+            match next {
+                Some(n) if n != ranked[i].signature && hops < MAX_HOPS => {
+                    ranked[i].folded_under = Some(n);
+                    hops += 1;
+                }
+                Some(_) => {
+                    ranked[i].folded_under = None;
+                    break;
+                }
+                None => break,
+            }
+        }
+    }
+}
+
+/// A wrapper folds under the cause found in its inner text.
+fn fold_wrappers(ranked: &mut [Ranked]) {
+    let folds: Vec<(usize, usize)> = ranked
+        .iter()
+        .filter_map(|r| match r.via {
+            Some(Via::Wrapper { wrapper }) => Some((wrapper, r.signature)),
+            _ => None,
+        })
+        .collect();
+    for (wrapper, inner) in folds {
+        let inner_folded = ranked
+            .iter()
+            .find(|r| r.signature == inner)
+            .and_then(|r| r.folded_under);
+        if inner_folded == Some(wrapper) {
+            // the inner cause had been folded under its own wrapper: undo that
+            if let Some(r) = ranked.iter_mut().find(|r| r.signature == inner) {
+                r.folded_under = None;
+            }
+        }
+        if let Some(w) = ranked.iter_mut().find(|r| r.signature == wrapper) {
+            w.folded_under = Some(inner);
+        }
+    }
+}
+
+/// A cause that `explains:` a later failure takes it as its consequence.
+fn link(lib: &Library, ranked: &mut [Ranked]) {
+    let mut folds = Vec::new();
+    for (i, later) in ranked.iter().enumerate() {
+        let id = &lib.signatures[later.signature].id;
+        let cause = ranked.iter().find(|c| {
+            let cs = &lib.signatures[c.signature];
+            c.signature != later.signature
+                && cs.severity != Severity::Benign
+                && c.first_line <= later.first_line
+                && cs.explains.iter().any(|e| e == id)
+        });
+        if let Some(c) = cause {
+            folds.push((i, c.signature));
+        }
+    }
+    for (i, c) in folds {
+        ranked[i].folded_under = Some(c);
+        ranked[i].linked = true;
+    }
+}
+
+/// A fallback is dropped where another signature explains its failures, and never ranks
+/// above a signature.
+fn fallbacks(lib: &Library, m: &Matches, ranked: &mut Vec<Ranked>) {
+    let is_fallback = |s: usize| lib.signatures[s].layer == Layer::Fallback;
+    let explained: BTreeSet<usize> = m
+        .failures
+        .iter()
+        .filter(|h| !is_fallback(h.signature))
+        .map(|h| h.failure)
+        .collect();
+    ranked.retain(|r| {
+        !is_fallback(r.signature)
+            || r.failures.is_empty()
+            || r.failures.iter().any(|f| !explained.contains(f))
+    });
+    let floor = ranked
+        .iter()
+        .filter(|r| !is_fallback(r.signature) && r.folded_under.is_none())
+        .filter(|r| lib.signatures[r.signature].severity != Severity::Benign)
+        .map(|r| r.score)
+        .fold(f64::INFINITY, f64::min);
+    for r in ranked.iter_mut().filter(|r| is_fallback(r.signature)) {
+        r.score = r.score.min(FALLBACK_MAX_SCORE).min(floor - 0.01).max(0.0);
+    }
+}
+
+/// What a cause's output says about the layer that found it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerInfo {
+    /// `None` for a signature file; `table:<id>`, `fallback`, `wrapper` or `fuzzy`.
+    pub layer: Option<String>,
+    /// For a fuzzy match: the similarity to the closest example.
+    pub similarity: Option<f64>,
+    /// For an inner cause: the id of the wrapper it was found in.
+    pub wrapped_by: Option<String>,
+}
+
+/// The layer of a ranked cause.
+pub fn describe(
+    lib: &crate::knowledge::signature::Library,
+    r: &crate::engine::rank::Ranked,
+) -> LayerInfo {
+    let sig = &lib.signatures[r.signature];
+    match r.via {
+        Some(Via::Fuzzy { per_mille }) => LayerInfo {
+            layer: Some("fuzzy".to_string()),
+            similarity: Some(f64::from(per_mille) / 1000.0),
+            wrapped_by: None,
+        },
+        Some(Via::Wrapper { wrapper }) => LayerInfo {
+            layer: Some("wrapper".to_string()),
+            similarity: None,
+            wrapped_by: lib.signatures.get(wrapper).map(|w| w.id.clone()),
+        },
+        None => LayerInfo {
+            layer: match &sig.layer {
+                Layer::Signature => None,
+                Layer::Table(t) => Some(format!("table:{t}")),
+                Layer::Fallback => Some("fallback".to_string()),
+            },
+            similarity: None,
+            wrapped_by: None,
+        },
+    }
+}

@@ -1,0 +1,125 @@
+//! Matching that survives real presentations of a log (issue 15): a bare CI timestamp
+//! is not a syslog host, a cut-off traceback's preamble is matchable, a paste's
+//! space runs are folded, markdown around a log is peeled, a collapsed traceback is
+//! still read by its final exception, and precedence between causes.
+
+use crashdoc::engine::diagnosis::{BuildOptions, Diagnosis};
+use crashdoc::engine::matcher::EngineKind;
+use crashdoc::engine::pipeline::Engine;
+use crashdoc::knowledge::signature::Library;
+
+fn library() -> &'static Library {
+    crate::util::library()
+}
+
+fn diagnose(lib: &Library, kind: EngineKind, log: &str) -> Diagnosis {
+    let compiled = crate::util::compiled();
+    assert!(std::ptr::eq(compiled.library, lib), "the shared library");
+    Engine::new(compiled, kind).diagnose_text("log", log, BuildOptions::default())
+}
+
+/// The top cause's signature, the same with both engines.
+fn top(lib: &Library, log: &str) -> Option<String> {
+    let a = diagnose(lib, EngineKind::Prefilter, log);
+    let b = diagnose(lib, EngineKind::Brute, log);
+    let ids =
+        |d: &Diagnosis| -> Vec<String> { d.causes.iter().map(|c| c.signature.clone()).collect() };
+    assert_eq!(
+        ids(&a),
+        ids(&b),
+        "prefilter and brute force agree on {log:?}"
+    );
+    a.causes.first().map(|c| c.signature.clone())
+}
+
+// Source of the message: https://github.com/AlwaysFHao/Mamba-Install/issues/3 (an
+// example of python-shared-library-not-found). CONSTRUCTED: the bare CI timestamp in
+// front of it (the shape of issue 15).
+#[test]
+fn a_bare_ci_timestamp_keeps_the_message_head() {
+    let lib = library();
+    let log = "Aug 16 14:45:47 ImportError: libcudart.so.12: cannot open shared object file: No such file or directory\n";
+    assert_eq!(
+        top(lib, log).as_deref(),
+        Some("python-shared-library-not-found")
+    );
+}
+
+// Source of line 1: https://github.com/gpustack/gpustack/issues/1540 (an example of
+// cuda-forward-compat-unsupported-hw). CONSTRUCTED: the traceback after it, cut off
+// before its exception line (frames as torch prints them for set_device).
+#[test]
+fn a_cut_off_tracebacks_preamble_is_matched() {
+    let lib = library();
+    let log = "\
+ERROR 03-26 05:25:01 engine.py:389] Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on non supported HW
+ERROR 03-26 05:25:01 engine.py:389] Traceback (most recent call last):
+ERROR 03-26 05:25:01 engine.py:389]   File \"/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py\", line 478, in set_device
+ERROR 03-26 05:25:01 engine.py:389]     torch._C._cuda_setDevice(device)
+";
+    assert_eq!(
+        top(lib, log).as_deref(),
+        Some("cuda-forward-compat-unsupported-hw")
+    );
+    let d = diagnose(lib, EngineKind::Prefilter, log);
+    assert!(
+        d.failures
+            .iter()
+            .all(|f| !f.headline.contains("_cuda_setDevice")),
+        "a source line is never a failure's headline"
+    );
+}
+
+// Source: https://github.com/AlwaysFHao/Mamba-Install/issues/3 (as above). CONSTRUCTED:
+// GitHub's rendered-paste space run inside a word, and the same line quoted and fenced.
+#[test]
+fn space_runs_quotes_and_fences_do_not_change_the_cause() {
+    let lib = library();
+    let line =
+        "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory";
+    let runs = "ImportError: libcudart.so.12: cannot open shared ob                 ject file: No such file or directory";
+    let quoted = format!("> ```text\n> {line}\n> ```\n");
+    let fenced = format!("```\nTraceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n{line}\n```\n");
+    for log in [format!("{line}\n"), format!("{runs}\n"), quoted, fenced] {
+        assert_eq!(
+            top(lib, &log).as_deref(),
+            Some("python-shared-library-not-found"),
+            "{log}"
+        );
+    }
+}
+
+// Source: https://github.com/NVIDIA/nccl/issues/1059 (an example of the benign
+// nccl-net-plugin-not-found): a healthy run with NCCL_DEBUG=INFO prints it.
+#[test]
+fn the_nccl_plugin_info_line_alone_gives_no_cause() {
+    let lib = library();
+    let log = "MLVM2: MLVM2:10792:10792 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory\n";
+    for kind in [EngineKind::Prefilter, EngineKind::Brute] {
+        let d = diagnose(lib, kind, log);
+        assert!(
+            d.causes.is_empty(),
+            "{:?}",
+            d.causes.iter().map(|c| &c.signature).collect::<Vec<_>>()
+        );
+        assert!(d
+            .noise
+            .iter()
+            .any(|n| n.signature == "nccl-net-plugin-not-found"));
+    }
+}
+
+// Source of the exception: https://github.com/deepseek-ai/DeepSeek-V3/issues/205 (an
+// example of torch-cuda-out-of-memory). CONSTRUCTED: the traceback around it, then
+// collapsed onto one line as a paste that lost its newlines.
+#[test]
+fn a_traceback_collapsed_onto_one_line_is_read_by_its_final_exception() {
+    let lib = library();
+    let exc = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 380.00 MiB. GPU 0 has a total capacity of 23.64 GiB of which 14.81 MiB is free.";
+    let log = format!("Traceback (most recent call last): File \"/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py\", line 478, in set_device torch._C._cuda_setDevice(device) {exc}\n");
+    assert_eq!(top(lib, &log).as_deref(), Some("torch-cuda-out-of-memory"));
+    let d = diagnose(lib, EngineKind::Prefilter, &log);
+    let f = &d.failures[0];
+    assert_eq!(f.headline, exc);
+    assert_eq!(f.chain.last().map(|e| e.frames.len()), Some(1));
+}
