@@ -14,6 +14,7 @@ pub mod corpus;
 mod diagnose;
 pub mod preflight;
 pub mod sig;
+mod sig_diff;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
