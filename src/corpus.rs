@@ -13,6 +13,7 @@
 
 pub mod add;
 pub mod baseline;
+pub mod diff;
 pub mod invariance;
 pub mod junit;
 pub mod metamorph;

@@ -17,6 +17,7 @@ pub mod inputs;
 pub mod output;
 pub mod preflight;
 pub mod sig;
+mod sig_diff;
 mod suggest;
 
 use std::io::IsTerminal;

@@ -24,6 +24,10 @@ pub enum SigCommand {
     Lint(super::contrib::LintArgs),
     /// Print the JSON Schema of the signature format (committed as signatures/schema.json).
     Schema,
+    /// Replay the corpus with the library at a git revision and now; print every
+    /// incident whose result moved (before → after). Exit 1 when one that was right is
+    /// wrong now.
+    Diff(super::sig_diff::DiffArgs),
 }
 
 #[derive(Args, Debug)]
@@ -176,6 +180,7 @@ pub fn run(c: SigCommand) -> anyhow::Result<ExitCode> {
         SigCommand::New(a) => super::contrib::run_new(&a),
         SigCommand::Lint(a) => super::contrib::run_lint(&a),
         SigCommand::Schema => super::contrib::run_schema(),
+        SigCommand::Diff(a) => super::sig_diff::run_diff(&a),
         SigCommand::Test(a) => {
             let (lib, files) = if a.dirs.is_empty() {
                 (a.library.load()?, None)

@@ -528,7 +528,7 @@ pub fn render(d: &Diagnosis, st: Style) -> String {
             "{} line {}: {}\n",
             st.bold("The first failure, which no cause below explains (the top cause follows from another failure), is at"),
             f.line,
-            clip(&escape_control(&f.headline), WIDTH)
+            clip(&escape_control(&f.headline), st.budget(0))
         );
     }
     for c in &d.causes {

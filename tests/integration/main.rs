@@ -19,4 +19,5 @@ mod prefilter_oracle;
 mod properties;
 mod remediation_safety;
 mod security;
+mod sig_diff;
 mod signature_errors;

@@ -101,8 +101,8 @@ fn prefilter_equals_brute_force_on_long_logs() {
 }
 
 /// The same on transformed logs (`crashdoc::corpus::metamorph`): every transformation of
-/// every corpus log and of a sample of signature examples (every tenth), burying in 300
-/// lines of noise rather than 10,000 (brute force is slow on long logs in a debug build).
+/// a sample of the corpus logs and of the signature examples, burying in 300 lines of
+/// noise rather than 10,000 (brute force evaluates every signature on every line).
 /// Thousands of brute-force runs: release build only, with the long logs.
 #[test]
 #[cfg_attr(
@@ -125,8 +125,13 @@ fn prefilter_equals_brute_force_on_transformed_logs() {
         noise: &noise,
         bury_lines: 300,
     };
+    // Long logs are compared untransformed (above); every eighth of the other corpus logs
+    // and every eightieth example, under every transformation, keep this near a minute
+    // of a release build (all of them take a quarter of an hour, on one core).
     let mut texts: Vec<(String, String)> = invariance::subjects(&incidents)
         .into_iter()
+        .filter(|s| s.text.len() <= LONG_LOG)
+        .step_by(8)
         .map(|s| (s.name, s.text))
         .collect();
     let examples = lib.signatures.iter().flat_map(|s| {
@@ -136,7 +141,7 @@ fn prefilter_equals_brute_force_on_transformed_logs() {
             .enumerate()
             .map(move |(i, e)| (format!("{}#{i}", s.id), e.log.clone()))
     });
-    texts.extend(examples.step_by(10));
+    texts.extend(examples.step_by(80));
     let mut compared = 0;
     for (name, text) in &texts {
         for t in metamorph::ALL {
@@ -152,5 +157,5 @@ fn prefilter_equals_brute_force_on_transformed_logs() {
             compared += 1;
         }
     }
-    assert!(compared > 1000, "too few transformed logs: {compared}");
+    assert!(compared > 200, "too few transformed logs: {compared}");
 }

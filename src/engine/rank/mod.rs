@@ -198,17 +198,15 @@ pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
                 r.streams.push(s.clone());
             }
         }
-        for &l in &h.lines {
+        for (l, text) in h.lines.iter().flat_map(|&l| evidence_lines(f, l)) {
             if r.evidence.len() >= MAX_EVIDENCE || r.evidence.iter().any(|e| e.line == l) {
                 continue;
             }
-            if let Some(bl) = f.lines.iter().find(|b| b.line == l) {
-                r.evidence.push(EvidenceLine {
-                    line: l,
-                    text: bl.text.clone(),
-                    stream: f.first.stream.clone(),
-                });
-            }
+            r.evidence.push(EvidenceLine {
+                line: l,
+                text,
+                stream: f.first.stream.clone(),
+            });
         }
     }
     for (&s, lh) in &m.loose {
@@ -259,6 +257,30 @@ pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
     layers::apply(lib, m, &mut ranked);
     fold_same_evidence(lib, &mut ranked);
     ranked
+}
+
+/// The evidence a matched line `l` of failure `f` gives: the line as kept; for an
+/// exception whose message spans several lines (`ValueError: To serve at least one
+/// request…` / `22.5 GiB KV cache is needed…`), the message's other lines too; and for an
+/// exception past the lines a long traceback keeps (its chain outlives them), the
+/// exception as parsed, `Type: message`.
+fn evidence_lines(f: &Failure, l: usize) -> Vec<(usize, String)> {
+    let kept = |n: usize| f.lines.iter().find(|b| b.line == n).map(|b| b.text.clone());
+    let exception = f.chain.iter().find(|e| e.line == l);
+    let Some(first) = kept(l) else {
+        return exception
+            .map(|e| {
+                vec![(
+                    l,
+                    e.headline().lines().next().unwrap_or_default().to_string(),
+                )]
+            })
+            .unwrap_or_default();
+    };
+    let mut out = vec![(l, first)];
+    let more = exception.map_or(0, |e| e.message.lines().count().saturating_sub(1));
+    out.extend((l + 1..=l + more).map_while(|n| kept(n).map(|t| (n, t))));
+    out
 }
 
 /// A code table's entry whose every evidence line is also evidence of a signature (one
