@@ -2,9 +2,11 @@
 # Copies the seed corpora for the fuzz targets into fuzz/corpus/<target>/ (not committed).
 # Seeds: the incident logs (corpus/*/log.txt), the scenario journal, a gzip of it, the
 # signature files, and the remediation commands of the signatures (for the templates).
+# SEED_MAX_BYTES=N leaves out log seeds larger than N bytes (CI's short smoke run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${1:-all}"
+max_bytes="${SEED_MAX_BYTES:-0}"
 seed() { mkdir -p "fuzz/corpus/$1"; }
 if [[ $target == all || $target == ingest_extract || $target == diagnose ]]; then
   for t in ingest_extract diagnose; do
@@ -12,6 +14,9 @@ if [[ $target == all || $target == ingest_extract || $target == diagnose ]]; the
     seed "$t"
     for d in corpus/*/; do
       n=$(basename "$d")
+      if (( max_bytes > 0 )) && (( $(wc -c < "$d/log.txt") > max_bytes )); then
+        continue
+      fi
       # libFuzzer's default -max_len is derived from the seeds; keep big logs whole
       cp "$d/log.txt" "fuzz/corpus/$t/incident-$n"
     done
