@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command;
 use tempfile::TempDir;
 
+use crate::util::{code, no_panic, stderr};
+
 fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("crashdoc")
 }
@@ -20,29 +22,8 @@ fn crashdoc() -> Command {
     c
 }
 
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn no_panic(o: &Output) {
-    let e = stderr(o);
-    assert!(
-        !e.contains("panicked") && !e.contains("RUST_BACKTRACE"),
-        "crashdoc panicked: {e}"
-    );
-    assert!(
-        o.status.code().is_some(),
-        "killed by a signal: {:?}",
-        o.status
-    );
 }
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {

@@ -314,22 +314,28 @@ fn match_parsed(
                 (None, FailureKind::Warning) => Place::Warning,
                 (None, _) => Place::FailureLine,
             };
-            let mut lines = vec![subject.line];
-            for l in found.lines {
-                if !lines.contains(&l) {
-                    lines.push(l);
-                }
-            }
-            return Some(FailureHit {
-                signature: index,
-                failure: f.id,
-                place,
-                captures: found.captures,
-                lines,
-            });
+            return Some(hit(index, f, place, subject.line, found));
         }
     }
     None
+}
+
+/// A hit of signature `index` on failure `f`: the line of the subject that matched
+/// first, then the other lines the conditions read.
+fn hit(index: usize, f: &Failure, place: Place, first: usize, found: eval::Found) -> FailureHit {
+    let mut lines = vec![first];
+    for l in found.lines {
+        if !lines.contains(&l) {
+            lines.push(l);
+        }
+    }
+    FailureHit {
+        signature: index,
+        failure: f.id,
+        place,
+        captures: found.captures,
+        lines,
+    }
 }
 
 /// The readings of a failure's text ([`text::readings`]) that the parse missed, at
@@ -348,19 +354,7 @@ fn match_text(
             line: r.line,
         };
         if let Some(found) = evaluate_with(&sig.cond, f, &subject, facts) {
-            let mut lines = vec![r.line];
-            for l in found.lines {
-                if !lines.contains(&l) {
-                    lines.push(l);
-                }
-            }
-            return Some(FailureHit {
-                signature: index,
-                failure: f.id,
-                place: Place::FailureText,
-                captures: found.captures,
-                lines,
-            });
+            return Some(hit(index, f, Place::FailureText, r.line, found));
         }
     }
     None
