@@ -14,6 +14,7 @@ pub mod contrib;
 pub mod corpus;
 mod diagnose;
 pub mod inputs;
+mod install;
 pub mod output;
 pub mod preflight;
 pub mod sig;
@@ -89,6 +90,10 @@ pub enum Command {
     /// Work with the compatibility rules.
     #[command(subcommand)]
     Rules(preflight::RulesCommand),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(install::CompletionsArgs),
+    /// Print the man page (roff), of crashdoc or of a subcommand.
+    Man(install::ManArgs),
 }
 
 /// Which signatures to load.
@@ -305,5 +310,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Explain(a)) => contrib::run_explain(&a),
         Some(Command::Preflight(a)) => preflight::run_preflight(&a),
         Some(Command::Rules(c)) => preflight::run_rules(c),
+        Some(Command::Completions(a)) => install::run_completions(&a),
+        Some(Command::Man(a)) => install::run_man(&a),
     }
 }
