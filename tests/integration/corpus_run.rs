@@ -1,4 +1,6 @@
-//! `crashdoc corpus run` / `corpus add` and the CI output formats, through the binary.
+//! `crashdoc corpus run` / `corpus add` and the CI output formats, through the binary
+//! (the whole corpus is replayed by the binary once per test that needs it; JUnit and
+//! the README's table read one in-process run, checked equal to the binary's).
 //!
 //! - the regression gate: a copy of the embedded library with one signature broken on
 //!   purpose must fail the run against the committed baseline and name the incidents;
@@ -8,8 +10,10 @@
 //! - the README's corpus table is the command's current output.
 
 use std::collections::BTreeSet;
+use std::sync::LazyLock;
 
-use crashdoc::corpus::{self, baseline, run::run_corpus};
+use crashdoc::corpus::run::{run_corpus, Run};
+use crashdoc::corpus::{self, baseline, render};
 use crashdoc::engine::matcher::EngineKind;
 use crashdoc::knowledge::signature::{self, load::builtin_files};
 
@@ -134,6 +138,33 @@ fn the_regression_gate_fails_and_names_the_incidents_a_broken_signature_breaks()
     assert!(!cmp.passed());
 }
 
+/// The corpus replayed once with the embedded library, in process, shared by the tests
+/// that read a whole run (JUnit, the README's table). The CLI's own run is checked
+/// against it once, in [`the_committed_baseline_passes_and_update_rewrites_it`].
+static RUN: LazyLock<Run> = LazyLock::new(|| {
+    let incidents = corpus::load_dir(&root().join("corpus")).expect("corpus");
+    run_corpus(
+        crate::util::compiled(),
+        EngineKind::Prefilter,
+        &incidents,
+        &indicatif::ProgressBar::hidden(),
+    )
+});
+
+/// A corpus of two real incidents of the repository's corpus, in a temporary folder
+/// (for what does not depend on the corpus's size: `--update`, a corrupt baseline).
+fn two_incidents() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for name in ["vllm-gpu-oom", "bert-none-finetune-complete"] {
+        let to = dir.path().join(name);
+        std::fs::create_dir(&to).expect("mkdir");
+        for f in ["log.txt", "expected.yaml"] {
+            std::fs::copy(root().join("corpus").join(name).join(f), to.join(f)).expect("copy");
+        }
+    }
+    dir
+}
+
 #[test]
 fn the_committed_baseline_passes_and_update_rewrites_it() {
     let out = crashdoc()
@@ -141,6 +172,8 @@ fn the_committed_baseline_passes_and_update_rewrites_it() {
             "corpus",
             "run",
             "corpus",
+            "--format",
+            "markdown",
             "--baseline",
             "corpus/baseline.json",
         ])
@@ -149,29 +182,35 @@ fn the_committed_baseline_passes_and_update_rewrites_it() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(err.contains("0 regression(s)"), "{err}");
+    // the binary's run is the in-process run the other tests read
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        render::markdown(&RUN.report)
+    );
 
+    let small = two_incidents();
     let tmp = tempfile::tempdir().expect("tempdir");
     let b = tmp.path().join("b.json");
     crashdoc()
-        .args([
-            "corpus",
-            "run",
-            "corpus",
-            "--format",
-            "json",
-            "--update",
-            "--baseline",
-        ])
+        .args(["corpus", "run"])
+        .arg(small.path())
+        .args(["--format", "json", "--update", "--baseline"])
         .arg(&b)
         .assert()
         .success();
     let written = baseline::read(&b).expect("readable");
+    assert_eq!(written.incidents.len(), 2);
     let committed = baseline::read(&root().join("corpus/baseline.json")).expect("baseline");
-    assert_eq!(written.incidents.len(), committed.incidents.len());
+    for i in &written.incidents {
+        let c = committed.get(&i.name).expect("a committed incident");
+        assert_eq!((i.ok, &i.signatures), (c.ok, &c.signatures), "{}", i.name);
+    }
     // a corrupt baseline is an input error naming the file
     std::fs::write(&b, "{\"format\": 1, \"summary\": ").expect("write");
     let out = crashdoc()
-        .args(["corpus", "run", "corpus", "--baseline"])
+        .args(["corpus", "run"])
+        .arg(small.path())
+        .arg("--baseline")
         .arg(&b)
         .output()
         .expect("run");
@@ -181,12 +220,7 @@ fn the_committed_baseline_passes_and_update_rewrites_it() {
 
 #[test]
 fn junit_output_parses_and_has_the_required_fields() {
-    let out = crashdoc()
-        .args(["corpus", "run", "corpus", "--format", "junit"])
-        .output()
-        .expect("run");
-    assert!(out.status.success());
-    let xml = String::from_utf8(out.stdout).expect("utf-8");
+    let xml = crashdoc::corpus::junit::render(&RUN, "crashdoc corpus");
     let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
     let top = doc.root_element();
     assert_eq!(top.tag_name().name(), "testsuites");
@@ -456,11 +490,7 @@ fn corpus_add_files_an_incident_that_loads_and_scores() {
 
 #[test]
 fn readme_shows_the_current_corpus_table() {
-    let out = crashdoc()
-        .args(["corpus", "run", "corpus", "--format", "markdown"])
-        .output()
-        .expect("run");
-    let want = String::from_utf8(out.stdout).expect("utf-8");
+    let want = render::markdown(&RUN.report);
     let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
     let (start, end) = ("<!-- corpus:start -->\n", "<!-- corpus:end -->");
     let a = readme.find(start).expect("start marker") + start.len();

@@ -113,10 +113,7 @@ fn builtin_rules_pass_their_examples_and_name_real_signatures() {
     assert!(rules.rules.len() >= 5);
     let rep = crashdoc::tools::rules_test::test_rules(&rules, None);
     assert_eq!(rep.failed, 0, "{:?}", rep.messages);
-    let lib = crashdoc::knowledge::signature::load(&[
-        crashdoc::knowledge::signature::LibrarySource::Builtin,
-    ])
-    .expect("lib");
+    let lib = crate::util::library();
     for r in &rules.rules {
         if let Some(s) = &r.signature {
             assert!(

@@ -3,6 +3,14 @@
 //! matcher must find exactly what the brute-force matcher (every signature's conditions
 //! on every failure and line) finds. So must the two-thread pass, which the pipeline
 //! uses on long inputs and these tests force on every log.
+//!
+//! Brute force evaluates every signature on every line (5 to 10 s of CPU per megabyte of
+//! log in a release build), so the plain `cargo test --release` compares a documented
+//! sample: every signature example, the scenario, every corpus log up to [`SMALL_LOG`]
+//! and every [`SAMPLE_STRIDE`]th longer one up to [`LONG_LOG`] (in name order), and one
+//! transformation per sampled log in turn. The full comparisons (every corpus log of any
+//! size, every transformation of every sampled log) are `#[ignore]`d tests that CI runs
+//! (`cargo test --release -- --ignored`, in `.ci/run`): about 160 s of CPU.
 
 use std::path::Path;
 
@@ -10,14 +18,19 @@ use crashdoc::engine::ingest::LineReader;
 use crashdoc::engine::matcher::{EngineKind, Matches};
 use crashdoc::engine::pipeline::Engine;
 
-/// Corpus logs above this size are compared by [`prefilter_equals_brute_force_on_long_logs`]
-/// (brute force runs every signature on every line: minutes per megabyte in a debug
-/// build; CI runs that test on the release build).
+/// Corpus logs up to this size are all compared by the default test.
+const SMALL_LOG: usize = 16 * 1024;
+
+/// Corpus logs above this size are compared only by the full (ignored) test.
 const LONG_LOG: usize = 128 * 1024;
 
-fn corpus_logs(long: bool) -> Vec<(String, Vec<u8>)> {
+/// The default test compares every `SAMPLE_STRIDE`th corpus log between [`SMALL_LOG`]
+/// and [`LONG_LOG`] bytes (in name order).
+const SAMPLE_STRIDE: usize = 8;
+
+/// Every corpus log (name order) with its bytes.
+fn corpus_logs() -> Vec<(String, Vec<u8>)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut logs = Vec::new();
     let mut entries: Vec<_> = std::fs::read_dir(root.join("corpus"))
         .expect("corpus")
         .flatten()
@@ -25,10 +38,44 @@ fn corpus_logs(long: bool) -> Vec<(String, Vec<u8>)> {
         .filter(|p| p.exists())
         .collect();
     entries.sort();
-    for p in entries {
-        let bytes = std::fs::read(&p).expect("read");
-        if (bytes.len() > LONG_LOG) == long {
-            logs.push((p.display().to_string(), bytes));
+    entries
+        .into_iter()
+        .map(|p| {
+            let bytes = std::fs::read(&p).expect("read");
+            (p.display().to_string(), bytes)
+        })
+        .collect()
+}
+
+/// The default sample of the corpus logs: every small one, every [`SAMPLE_STRIDE`]th
+/// of the middle-sized ones, no long one.
+fn sampled_corpus_logs() -> Vec<(String, Vec<u8>)> {
+    let (small, middle): (Vec<_>, Vec<_>) = corpus_logs()
+        .into_iter()
+        .filter(|(_, b)| b.len() <= LONG_LOG)
+        .partition(|(_, b)| b.len() <= SMALL_LOG);
+    let mut logs = small;
+    logs.extend(middle.into_iter().step_by(SAMPLE_STRIDE));
+    logs
+}
+
+/// The scenario journal and every signature example (positive and near-miss).
+fn scenario_and_examples() -> Vec<(String, Vec<u8>)> {
+    let lib = crate::util::library();
+    let scenario = crate::util::repo("tests/data/scenario/journal.txt");
+    let mut logs = vec![(
+        scenario.display().to_string(),
+        std::fs::read(&scenario).expect("read"),
+    )];
+    for s in &lib.signatures {
+        for (i, ex) in s
+            .examples
+            .matches
+            .iter()
+            .chain(&s.examples.no_match)
+            .enumerate()
+        {
+            logs.push((format!("{}#{i}", s.id), ex.log.clone().into_bytes()));
         }
     }
     logs
@@ -61,63 +108,41 @@ fn run(engine: &mut Engine<'_>, name: &str, bytes: Vec<u8>) -> Matches {
 }
 
 #[test]
-fn prefilter_equals_brute_force_on_every_log() {
-    let lib = crate::util::library();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut logs = corpus_logs(false);
-    let scenario = root.join("tests/data/scenario/journal.txt");
-    logs.push((
-        scenario.display().to_string(),
-        std::fs::read(&scenario).expect("read"),
-    ));
-    for s in &lib.signatures {
-        for (i, ex) in s
-            .examples
-            .matches
-            .iter()
-            .chain(&s.examples.no_match)
-            .enumerate()
-        {
-            logs.push((format!("{}#{i}", s.id), ex.log.clone().into_bytes()));
-        }
-    }
-    assert!(logs.len() > 100, "too few logs: {}", logs.len());
+fn prefilter_equals_brute_force_on_every_example_and_a_corpus_sample() {
+    let mut logs = scenario_and_examples();
+    let sample = sampled_corpus_logs();
+    assert!(sample.len() > 150, "too few corpus logs: {}", sample.len());
+    logs.extend(sample);
     let hits = compare(logs);
     assert!(hits > 100, "the oracle compared too few matches: {hits}");
 }
 
-/// The corpus's long logs (over [`LONG_LOG`] bytes): `cargo test --release --test
-/// integration prefilter_oracle` (CI runs it so).
+/// Every corpus log, the long ones included (about a minute and a half of CPU): run by
+/// CI with `cargo test --release -- --ignored`.
 #[test]
-#[cfg_attr(
-    debug_assertions,
-    ignore = "brute force on long logs: run with `cargo test --release --test integration prefilter_oracle`"
-)]
-fn prefilter_equals_brute_force_on_long_logs() {
-    let logs = corpus_logs(true);
-    assert!(!logs.is_empty(), "the corpus has no long log");
+#[ignore = "heavy (brute force on every corpus log): cargo test --release -- --ignored"]
+fn prefilter_equals_brute_force_on_every_corpus_log() {
+    let logs = corpus_logs();
+    assert!(logs.iter().any(|(_, b)| b.len() > LONG_LOG), "no long log");
     let hits = compare(logs);
-    assert!(hits > 0, "the oracle compared no match on the long logs");
+    assert!(hits > 100, "the oracle compared too few matches: {hits}");
 }
 
-/// The same on transformed logs (`crashdoc::corpus::metamorph`): every transformation of
-/// a sample of the corpus logs and of the signature examples, burying in 300 lines of
-/// noise rather than 10,000 (brute force evaluates every signature on every line).
-/// Thousands of brute-force runs: release build only, with the long logs.
-#[test]
-#[cfg_attr(
-    debug_assertions,
-    ignore = "brute force on thousands of transformed logs: run with `cargo test --release --test integration prefilter_oracle`"
-)]
-fn prefilter_equals_brute_force_on_transformed_logs() {
+/// The same on transformed logs (`crashdoc::corpus::metamorph`): a sample of the corpus
+/// logs (every eighth up to [`LONG_LOG`]) and of the signature examples (every
+/// eightieth), burying in 300 lines of noise rather than 10,000 (brute force evaluates
+/// every signature on every line). With `every_transformation`, each sampled log under
+/// every transformation (about a minute of CPU); without, sampled log `k` under
+/// transformation `k mod N` only, so every transformation still runs on some logs.
+/// Returns how many transformed logs were compared.
+fn compare_transformed(every_transformation: bool) -> usize {
     use crashdoc::corpus::{self, invariance, metamorph};
     let compiled = crate::util::compiled();
     let lib = compiled.library;
     let mut fast = Engine::new(compiled, EngineKind::Prefilter);
     let mut brute = Engine::new(compiled, EngineKind::Brute);
     let mut parallel = Engine::new(compiled, EngineKind::Prefilter).with_parallel_after(0);
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let incidents = corpus::load_dir(&root.join("corpus")).expect("corpus");
+    let incidents = corpus::load_dir(&crate::util::repo("corpus")).expect("corpus");
     let (healthy, noise) = invariance::healthy_lines(&incidents);
     let ctx = metamorph::Ctx {
         seed: invariance::SEED,
@@ -125,9 +150,6 @@ fn prefilter_equals_brute_force_on_transformed_logs() {
         noise: &noise,
         bury_lines: 300,
     };
-    // Long logs are compared untransformed (above); every eighth of the other corpus logs
-    // and every eightieth example, under every transformation, keep this near a minute
-    // of a release build (all of them take a quarter of an hour, on one core).
     let mut texts: Vec<(String, String)> = invariance::subjects(&incidents)
         .into_iter()
         .filter(|s| s.text.len() <= LONG_LOG)
@@ -142,9 +164,13 @@ fn prefilter_equals_brute_force_on_transformed_logs() {
             .map(move |(i, e)| (format!("{}#{i}", s.id), e.log.clone()))
     });
     texts.extend(examples.step_by(80));
+    let n = metamorph::ALL.len();
     let mut compared = 0;
-    for (name, text) in &texts {
-        for t in metamorph::ALL {
+    for (k, (name, text)) in texts.iter().enumerate() {
+        for (j, t) in metamorph::ALL.iter().enumerate() {
+            if !every_transformation && j != k % n {
+                continue;
+            }
             let Some(x) = (t.apply)(text, &ctx) else {
                 continue;
             };
@@ -157,5 +183,20 @@ fn prefilter_equals_brute_force_on_transformed_logs() {
             compared += 1;
         }
     }
+    compared
+}
+
+#[test]
+fn prefilter_equals_brute_force_on_transformed_logs() {
+    let compared = compare_transformed(false);
+    assert!(compared > 25, "too few transformed logs: {compared}");
+}
+
+/// Every transformation of every sampled log: run by CI with
+/// `cargo test --release -- --ignored`.
+#[test]
+#[ignore = "heavy (brute force on every transformation): cargo test --release -- --ignored"]
+fn prefilter_equals_brute_force_on_every_transformation() {
+    let compared = compare_transformed(true);
     assert!(compared > 200, "too few transformed logs: {compared}");
 }

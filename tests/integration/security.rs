@@ -352,10 +352,7 @@ fn glob_and_brace_characters_are_quoted_for_every_shell() {
 #[test]
 fn curl_templates_turn_off_url_globbing() {
     // curl expands `[1-1000000000]` and `{a,b}` in a URL unless `-g` is given
-    let lib = crashdoc::knowledge::signature::load(&[
-        crashdoc::knowledge::signature::LibrarySource::Builtin,
-    ])
-    .expect("library");
+    let lib = crate::util::library();
     for s in &lib.signatures {
         for step in &s.remediation {
             let Some(t) = &step.command else { continue };
