@@ -71,6 +71,12 @@ pub enum IngestError {
     },
 }
 
+/// An input's name as an error shows it (control, bidi and zero-width characters escaped:
+/// a newline in a file name must not start a line of its own, e.g. a `::error::`).
+fn shown(name: &str) -> String {
+    crate::knowledge::text::escape_control(name)
+}
+
 /// A streaming line reader over one input.
 pub struct LineReader {
     inner: Box<dyn BufRead + Send>,
@@ -95,7 +101,7 @@ impl LineReader {
         let mut buffered = BufReader::with_capacity(256 * 1024, raw);
         let is_gzip = {
             let head = buffered.fill_buf().map_err(|source| IngestError::Read {
-                path: name.clone(),
+                path: shown(&name),
                 line: 0,
                 source,
             })?;
@@ -140,7 +146,7 @@ impl LineReader {
             Ok(None) => return Ok(None),
             Err(source) => {
                 return Err(IngestError::Read {
-                    path: self.name.clone(),
+                    path: shown(&self.name),
                     line: self.number,
                     source,
                 })
@@ -184,11 +190,12 @@ impl<'a> RawLine<'a> {
 }
 
 fn open_file(path: &Path) -> Result<File, IngestError> {
-    let name = path.display().to_string();
+    let name = shown(&path.display().to_string());
     if path.is_dir() {
         return Err(IngestError::IsDirectory { path: name });
     }
-    File::open(path).map_err(|source| IngestError::Open { path: name, source })
+    crate::knowledge::files::open_regular(path)
+        .map_err(|source| IngestError::Open { path: name, source })
 }
 
 /// Reads up to and including the next `\n`, storing at most `max` bytes in `out`
