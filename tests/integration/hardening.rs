@@ -250,3 +250,45 @@ fn a_baseline_update_is_atomic_and_never_through_a_symlink() {
     assert!(temp_files(d).is_empty());
 }
 
+// ---- regexes built lazily past the size limit -----------------------------------------
+
+#[test]
+fn a_capture_over_the_size_limit_on_its_own_is_e005_at_load() {
+    // the review's reproduction: `(?-u:(?P<v>\w{1,3200}))` is small in its pattern (ASCII
+    // \w), but its capture's own pattern lost the `-u` flag and cost 1.38 GB at the first
+    // diagnose, built without the limit; now every path that loads it reports E005
+    let tmp = TempDir::new().expect("tempdir");
+    let d = tmp.path();
+    let lib = d.join("lib");
+    std::fs::create_dir(&lib).expect("mkdir");
+    write(
+        &lib,
+        "lazy-capture.yaml",
+        br#"id: lazy-capture
+title: Disk quota exceeded
+category: disk-full
+severity: error
+match:
+  message: 'Disk quota exceeded by (?-u:(?P<v>\w{1,3200}))'
+explain: The user's disk quota is used up.
+"#,
+    );
+    write(d, "q.log", b"OSError: Disk quota exceeded by alice\n");
+    for cmd in [
+        vec!["diagnose", "--signatures", "lib", "q.log"],
+        vec!["sig", "test", "lib"],
+        vec!["sig", "lint", "lib"],
+    ] {
+        let o = crashdoc(d).args(&cmd).output().expect("run");
+        no_panic(&o);
+        let all = stderr(&o) + &stdout(&o);
+        // `sig lint` exits 1 when it finds an error, a command that loads the library 3
+        let want = if cmd[1] == "lint" { 1 } else { 3 };
+        assert_eq!(code(&o), want, "{cmd:?}: {all}");
+        assert!(
+            all.contains("E005") && all.contains("capture `v`"),
+            "{cmd:?}: {all}"
+        );
+    }
+}
+
