@@ -292,3 +292,100 @@ explain: The user's disk quota is used up.
     }
 }
 
+// ---- Markdown injection, invisible characters -----------------------------------------
+
+/// A traceback (CONSTRUCTED) whose file, function and message carry Markdown, HTML,
+/// backtick runs, a bidi override and a zero-width space.
+const INJECT: &str = "Traceback (most recent call last):\n  File \"/srv/``<img src=x onerror=alert(1)>``.py\", line 7, in ![p](https://evil.example/p.png)\n    load()\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. ```` <script>alert(1)</script> [click](https://evil.example/x) ![i](https://evil.example/i.png) <https://evil.example/a> \u{202e}exe.txt\u{200b}\n";
+
+#[test]
+fn markdown_output_carries_no_element_injected_from_the_log() {
+    use pulldown_cmark::{Event, Options, Parser, Tag};
+    let tmp = TempDir::new().expect("tempdir");
+    let d = tmp.path();
+    let name = "<img src=y>[n](evil.example) `x`.log";
+    write(d, name, INJECT.as_bytes());
+    let o = crashdoc(d)
+        .args(["--format", "markdown", name])
+        .output()
+        .expect("run");
+    no_panic(&o);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let md = stdout(&o);
+    assert!(!md.contains('\u{202e}') && !md.contains('\u{200b}'), "{md}");
+    let mut code_text = String::new();
+    for ev in Parser::new_ext(&md, Options::empty()) {
+        match &ev {
+            Event::Html(h) | Event::InlineHtml(h) => panic!("HTML in the output: {h}\n{md}"),
+            Event::Start(Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. }) => {
+                assert!(!dest_url.contains("evil"), "a live link: {dest_url}\n{md}");
+            }
+            Event::Code(t) | Event::Text(t) => code_text.push_str(t),
+            _ => {}
+        }
+    }
+    // the log's text is all there, verbatim, as code
+    for part in [
+        "<script>alert(1)</script>",
+        "![i](https://evil.example/i.png)",
+        "<img src=y>",
+    ] {
+        assert!(code_text.contains(part), "{part} lost: {code_text}");
+    }
+}
+
+#[test]
+fn every_human_format_escapes_bidi_and_zero_width_characters() {
+    let tmp = TempDir::new().expect("tempdir");
+    let d = tmp.path();
+    write(d, "b.log", INJECT.as_bytes());
+    for format in ["text", "markdown", "github", "sarif", "json"] {
+        let o = crashdoc(d)
+            .args(["--format", format, "b.log"])
+            .output()
+            .expect("run");
+        no_panic(&o);
+        let out = stdout(&o);
+        if format == "json" {
+            // the JSON keeps the log's text as it is (a program reads it)
+            continue;
+        }
+        assert!(
+            !out.contains('\u{202e}') && !out.contains('\u{200b}'),
+            "{format}: {out:?}"
+        );
+    }
+}
+
+#[test]
+fn sig_lint_refuses_bidi_zero_width_and_control_characters_in_templates() {
+    let tmp = TempDir::new().expect("tempdir");
+    let d = tmp.path();
+    for (i, bad) in ['\u{202e}', '\u{200b}', '\u{7}', '\u{feff}']
+        .iter()
+        .enumerate()
+    {
+        let lib = d.join(format!("lib{i}"));
+        std::fs::create_dir(&lib).expect("mkdir");
+        let text = format!(
+            "id: disk-quota\ntitle: Disk quota exceeded\ncategory: disk-full\nseverity: error\nmatch:\n  message: 'Disk quota exceeded'\nexplain: The user's disk quota is used up.\nremediation:\n  - description: Look\n    command: \"ls -la /home{}\"\n",
+            // a YAML double-quoted escape: the file itself stays ASCII
+            format_args!("\\u{:04X}", u32::from(*bad))
+        );
+        write(&lib, "disk-quota.yaml", text.as_bytes());
+        let o = crashdoc(d)
+            .args(["sig", "lint"])
+            .arg(&lib)
+            .output()
+            .expect("run");
+        no_panic(&o);
+        let all = stderr(&o) + &stdout(&o);
+        assert_eq!(code(&o), 1, "{bad:?}: {all}");
+        assert!(all.contains("E007") && all.contains("bidi"), "{all}");
+        assert!(
+            !all.contains(*bad),
+            "the character is shown escaped: {all:?}"
+        );
+    }
+}
+
