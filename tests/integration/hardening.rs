@@ -459,3 +459,62 @@ fn sig_lint_refuses_bidi_zero_width_and_control_characters_in_templates() {
     }
 }
 
+// ---- SARIF with several inputs --------------------------------------------------------
+
+#[test]
+fn sarif_rules_carry_templates_and_results_their_own_filled_commands() {
+    let tmp = TempDir::new().expect("tempdir");
+    let d = tmp.path();
+    // CONSTRUCTED, in the shape of GNU ld's error
+    for (f, lib) in [("a.log", "cudart"), ("b.log", "cublas")] {
+        write(
+            d,
+            f,
+            format!("/usr/bin/ld: cannot find -l{lib}: No such file or directory\ncollect2: error: ld returned 1 exit status\n").as_bytes(),
+        );
+    }
+    let o = crashdoc(d)
+        .args(["--format", "sarif", "a.log", "b.log"])
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("SARIF is JSON");
+    let _typed: serde_sarif::sarif::Sarif = serde_json::from_value(v.clone()).expect("SARIF 2.1.0");
+    let run = &v["runs"][0];
+    let rule = run["tool"]["driver"]["rules"]
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["id"] == "ld-cannot-find-cuda-library"))
+        .expect("the rule");
+    let help = rule["help"]["text"].as_str().unwrap_or_default();
+    assert!(
+        help.contains("/usr/local/cuda/lib64/lib{{library}}.so*"),
+        "{help}"
+    );
+    assert!(
+        !help.contains("libcudart.so") && !help.contains("libcublas.so"),
+        "{help}"
+    );
+    for (f, lib, other) in [("a.log", "cudart", "cublas"), ("b.log", "cublas", "cudart")] {
+        let r = run["results"]
+            .as_array()
+            .and_then(|rs| {
+                rs.iter().find(|r| {
+                    r["ruleId"] == "ld-cannot-find-cuda-library"
+                        && r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == f
+                })
+            })
+            .expect("a result per input");
+        let msg = r["message"]["text"].as_str().unwrap_or_default();
+        let cmd = format!("ls -l /usr/local/cuda/lib64/lib{lib}.so*");
+        assert!(msg.contains(&cmd), "{f}: {msg}");
+        assert!(
+            r["properties"]["remediation"].to_string().contains(&cmd),
+            "{r}"
+        );
+        assert!(
+            !r.to_string().contains(&format!("lib{other}.so")),
+            "{f} shows {other}: {r}"
+        );
+    }
+}
+
