@@ -63,6 +63,12 @@ pub enum IngestError {
     IsDirectory { path: String },
     #[error("{path}: cannot open: {source}")]
     Open { path: String, source: io::Error },
+    #[error("{path}: is {format}-compressed, which crashdoc does not decode (gzip only): decompress it first, e.g. `{tool} -dc FILE | crashdoc`")]
+    Compressed {
+        path: String,
+        format: &'static str,
+        tool: &'static str,
+    },
     #[error("{path}: read error after line {line}: {source}")]
     Read {
         path: String,
@@ -105,6 +111,13 @@ impl LineReader {
                 line: 0,
                 source,
             })?;
+            if let Some((format, tool)) = other_compression(head) {
+                return Err(IngestError::Compressed {
+                    path: shown(&name),
+                    format,
+                    tool,
+                });
+            }
             head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b
         };
         let inner: Box<dyn BufRead + Send> = if is_gzip {
@@ -162,6 +175,28 @@ impl LineReader {
             truncated,
         }))
     }
+}
+
+/// A compression format crashdoc does not decode, recognised by its magic bytes (the
+/// format's name and its command-line tool): xz, zstd, bzip2 (its stream header `BZh`, a
+/// block size digit, then a block or end-of-stream magic, so that no text line is taken
+/// for one).
+fn other_compression(head: &[u8]) -> Option<(&'static str, &'static str)> {
+    const XZ: &[u8] = &[0xfd, b'7', b'z', b'X', b'Z', 0x00];
+    const ZSTD: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
+    const BZ2_BLOCK: &[u8] = &[0x31, 0x41, 0x59, 0x26, 0x53, 0x59];
+    const BZ2_END: &[u8] = &[0x17, 0x72, 0x45, 0x38, 0x50, 0x90];
+    if head.starts_with(XZ) {
+        return Some(("xz", "xz"));
+    }
+    if head.starts_with(ZSTD) {
+        return Some(("zstd", "zstd"));
+    }
+    let bz2 = head.len() >= 10
+        && head.starts_with(b"BZh")
+        && (b'1'..=b'9').contains(&head[3])
+        && (head[4..10] == *BZ2_BLOCK || head[4..10] == *BZ2_END);
+    bz2.then_some(("bzip2", "bzip2"))
 }
 
 /// A line borrowed from the reader's buffer.

@@ -518,3 +518,59 @@ fn sarif_rules_carry_templates_and_results_their_own_filled_commands() {
     }
 }
 
+// ---- other compressions ---------------------------------------------------------------
+
+/// `data` compressed with `tool`, or (where the tool is missing) the format's magic
+/// bytes followed by `data`: detection reads only the header.
+fn compressed(tool: &str, magic: &[u8], data: &[u8]) -> Vec<u8> {
+    use std::io::Write as _;
+    let child = std::process::Command::new(tool)
+        .arg("-c")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Ok(mut c) = child {
+        if let Some(mut i) = c.stdin.take() {
+            let _ = i.write_all(data);
+        }
+        if let Ok(o) = c.wait_with_output() {
+            if o.status.success() {
+                return o.stdout;
+            }
+        }
+    }
+    [magic, data].concat()
+}
+
+#[test]
+fn xz_zstd_and_bzip2_logs_are_refused_naming_their_format() {
+    let tmp = TempDir::new().expect("tempdir");
+    let d = tmp.path();
+    let cases: [(&str, &str, &[u8]); 3] = [
+        ("xz", "xz", &[0xfd, b'7', b'z', b'X', b'Z', 0]),
+        ("zstd", "zstd", &[0x28, 0xb5, 0x2f, 0xfd]),
+        ("bzip2", "bzip2", b"BZh91AY&SY"),
+    ];
+    write(d, "ok.log", OOM);
+    for (tool, format, magic) in cases {
+        let name = format!("crash.{tool}.log");
+        write(d, &name, &compressed(tool, magic, OOM));
+        let o = crashdoc(d)
+            .args([name.as_str(), "ok.log"])
+            .output()
+            .expect("run");
+        no_panic(&o);
+        assert_eq!(code(&o), 2, "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("{name}: is {format}-compressed")),
+            "{}",
+            stderr(&o)
+        );
+        assert!(stdout(&o).contains("ok.log"));
+    }
+    // a text log that starts with `BZh9` is still text
+    write(d, "bzh.log", b"BZh9 is not a bzip2 header here\n");
+    let o = crashdoc(d).arg("bzh.log").output().expect("run");
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+}
