@@ -108,7 +108,11 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Incident>, CorpusError> {
         if !exp_path.exists() {
             continue;
         }
-        let text = std::fs::read_to_string(&exp_path).map_err(|source| CorpusError::Read {
+        let text = crate::knowledge::files::read_text(
+            &exp_path,
+            crate::knowledge::files::MAX_SMALL_FILE_BYTES,
+        )
+        .map_err(|source| CorpusError::Read {
             path: exp_path.display().to_string(),
             source,
         })?;

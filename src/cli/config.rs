@@ -51,7 +51,9 @@ impl Config {
     /// Reads one file.
     pub fn read(path: &Path) -> Result<Config, String> {
         let name = path.display();
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
+        let text =
+            crate::knowledge::files::read_text(path, crate::knowledge::files::MAX_SMALL_FILE_BYTES)
+                .map_err(|e| format!("{name}: {e}"))?;
         let doc: toml_edit::DocumentMut = text.parse().map_err(|e| format!("{name}: {e}"))?;
         let base = path.parent().unwrap_or(Path::new("."));
         let mut c = Config {

@@ -11,7 +11,7 @@ use clap::{Args, ValueEnum};
 use super::{CliError, LibraryArgs, EXIT_FOUND, EXIT_NONE};
 use crate::engine::ingest::{LineReader, Source};
 use crate::knowledge::signature::load::{
-    builtin_files, compile_files, read_dir_files, LibraryFile,
+    builtin_files, compile_files, read_dir_files, read_library_file, LibraryFile,
 };
 use crate::knowledge::signature::{Library, LoadErrors};
 use crate::tools::draft::{self, DraftOptions};
@@ -117,13 +117,10 @@ fn read_dirs(dirs: &[PathBuf]) -> anyhow::Result<Vec<LibraryFile>> {
     let mut files = Vec::new();
     let mut errors = Vec::new();
     for d in dirs {
-        if d.is_file() {
-            match std::fs::read_to_string(d) {
-                Ok(text) => files.push(LibraryFile {
-                    name: d.display().to_string(),
-                    text,
-                }),
-                Err(e) => anyhow::bail!("{}: cannot read: {e}", d.display()),
+        if !d.is_dir() && d.exists() {
+            match read_library_file(d) {
+                Ok(f) => files.push(f),
+                Err(e) => errors.push(e),
             }
             continue;
         }
@@ -179,14 +176,21 @@ pub fn run_new(a: &NewArgs) -> anyhow::Result<ExitCode> {
     };
     std::fs::create_dir_all(&dir)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+    // the id names the file: kebab-case only, so it can never leave `dir`
+    if !crate::knowledge::signature::compile::valid_id(&d.id) {
+        anyhow::bail!(
+            "internal: the drafted id `{}` is not kebab-case",
+            crate::knowledge::text::escape_control(&d.id)
+        );
+    }
     let path = dir.join(format!("{}.yaml", d.id));
-    if path.exists() && !a.force {
+    if std::fs::symlink_metadata(&path).is_ok() && !a.force {
         anyhow::bail!(
             "{} exists (give --force to overwrite, or --id for another name)",
             path.display()
         );
     }
-    std::fs::write(&path, &d.yaml)
+    crate::knowledge::files::write_atomic(&path, d.yaml.as_bytes())
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     eprintln!(
         "crashdoc: drafted from: {}\n  captures: {}",
@@ -197,7 +201,7 @@ pub fn run_new(a: &NewArgs) -> anyhow::Result<ExitCode> {
             d.generalized
                 .captures
                 .iter()
-                .map(|(n, _, v)| format!("{n}={v}"))
+                .map(|(n, _, v)| format!("{n}={}", crate::knowledge::text::escape_control(v)))
                 .collect::<Vec<_>>()
                 .join("  ")
         }

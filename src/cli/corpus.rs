@@ -230,7 +230,7 @@ fn metamorphic_gate(
     };
     let name = p.display().to_string();
     if a.update {
-        std::fs::write(p, invariance::to_json(v))
+        crate::knowledge::files::write_atomic(p, invariance::to_json(v).as_bytes())
             .map_err(|e| anyhow::anyhow!("{name}: cannot write the baseline: {e}"))?;
         eprintln!("crashdoc: wrote {name}");
         return Ok(ExitCode::from(EXIT_FOUND));

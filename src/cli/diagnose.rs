@@ -167,7 +167,8 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     if render.collects() {
         out.write_all(render.all(&collected)?.as_bytes())?;
     }
-    out.flush()?;
+    out.finish()
+        .map_err(|e| anyhow::anyhow!("cannot write the report: {e}"))?;
     Ok(combined_exit(errors, any_found))
 }
 

@@ -2,14 +2,14 @@
 //! input, and directories (their `*.log`, `*.txt` and `*.gz` files, recursively, in
 //! name order). A name that cannot be used is reported and the others are still read.
 
-use std::collections::BTreeSet;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::engine::ingest::Source;
+use crate::knowledge::files;
 
 /// How deep a directory given as input is searched.
-pub const MAX_DEPTH: usize = 32;
+pub const MAX_DEPTH: usize = files::MAX_DEPTH;
 
 /// The file name endings read from a directory given as input.
 pub const LOG_EXTENSIONS: [&str; 3] = ["log", "txt", "gz"];
@@ -50,12 +50,15 @@ impl Inputs {
 
     fn add_dir(&mut self, dir: &Path) {
         let before = self.sources.len();
-        let mut seen = BTreeSet::new();
-        walk(dir, 0, &mut seen, self);
+        let w = files::walk(dir, &is_log);
+        for (p, e) in w.errors {
+            self.errors.push(format!("{}: {e}", shown(&p)));
+        }
+        self.sources.extend(w.files.into_iter().map(Source::Path));
         if self.sources.len() == before {
             self.errors.push(format!(
                 "{}: is a directory with no log file in it (*.log, *.txt, *.gz)",
-                dir.display()
+                shown(dir)
             ));
         }
     }
@@ -67,39 +70,7 @@ fn is_log(p: &Path) -> bool {
         .is_some_and(|e| LOG_EXTENSIONS.iter().any(|x| e.eq_ignore_ascii_case(x)))
 }
 
-/// Depth-first, in name order; a directory already visited (a symlink loop) is skipped,
-/// and so is anything deeper than [`MAX_DEPTH`].
-fn walk(dir: &Path, depth: usize, seen: &mut BTreeSet<PathBuf>, out: &mut Inputs) {
-    let Ok(canon) = dir.canonicalize() else {
-        out.errors
-            .push(format!("{}: cannot open the directory", dir.display()));
-        return;
-    };
-    if !seen.insert(canon) {
-        return;
-    }
-    if depth > MAX_DEPTH {
-        out.errors.push(format!(
-            "{}: deeper than {MAX_DEPTH} directories, not searched",
-            dir.display()
-        ));
-        return;
-    }
-    let entries = match std::fs::read_dir(dir) {
-        Ok(rd) => rd,
-        Err(e) => {
-            out.errors
-                .push(format!("{}: cannot read the directory: {e}", dir.display()));
-            return;
-        }
-    };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for p in paths {
-        if p.is_dir() {
-            walk(&p, depth + 1, seen, out);
-        } else if is_log(&p) {
-            out.sources.push(Source::Path(p));
-        }
-    }
+/// A path as an error message shows it (control, bidi and zero-width characters escaped).
+fn shown(p: &Path) -> String {
+    crate::knowledge::text::escape_control(&p.display().to_string())
 }

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::knowledge::files;
+
 #[derive(Args, Debug, Clone, Default)]
 pub struct OutputArgs {
     /// Write the report to FILE instead of standard output.
@@ -18,22 +20,65 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
-    /// Opens the destination (a file is created, or truncated, now).
-    pub fn open(&self) -> anyhow::Result<Box<dyn Write>> {
+    /// Opens the destination. A file (`-o FILE`) is written to a temporary file beside
+    /// it and renamed over it by [`Output::finish`] (a reader never sees half a report;
+    /// a failed run leaves the old file). `-o` refuses a symlink to a regular file (or a
+    /// dangling one); a device or a pipe (`-o /dev/stdout`) is written directly.
+    pub fn open(&self) -> anyhow::Result<Output> {
         if self.quiet {
-            return Ok(Box::new(std::io::sink()));
+            return Ok(Output::Plain(Box::new(std::io::sink())));
         }
-        match &self.output {
-            Some(p) => std::fs::File::create(p)
-                .map(|f| Box::new(std::io::BufWriter::new(f)) as Box<dyn Write>)
-                .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", p.display())),
-            None => Ok(Box::new(std::io::stdout().lock())),
+        let Some(p) = &self.output else {
+            return Ok(Output::Plain(Box::new(std::io::stdout().lock())));
+        };
+        let err = |e: std::io::Error| anyhow::anyhow!("{}: cannot write: {e}", p.display());
+        match std::fs::metadata(p) {
+            Ok(m) if !m.is_file() && !m.is_dir() => {
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(p)
+                    .map_err(err)?;
+                Ok(Output::Plain(Box::new(std::io::BufWriter::new(f))))
+            }
+            _ => Ok(Output::File(files::AtomicFile::create(p).map_err(err)?)),
         }
     }
-
     /// Whether the report goes to a terminal (colour, width).
     pub fn to_terminal(&self) -> bool {
         !self.quiet && self.output.is_none() && std::io::stdout().is_terminal()
+    }
+}
+
+/// Where a report is being written.
+pub enum Output {
+    /// Standard output, nothing, or a device.
+    Plain(Box<dyn Write>),
+    /// A file, renamed into place by [`Output::finish`].
+    File(files::AtomicFile),
+}
+
+impl Output {
+    /// Flushes; a file is renamed into place.
+    pub fn finish(self) -> std::io::Result<()> {
+        match self {
+            Output::Plain(mut w) => w.flush(),
+            Output::File(f) => f.commit(),
+        }
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Output::Plain(w) => w.write(buf),
+            Output::File(f) => f.write(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Output::Plain(w) => w.flush(),
+            Output::File(f) => f.flush(),
+        }
     }
 }
 

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use super::{CorpusError, Expected};
 use crate::engine::diagnosis::Diagnosis;
+use crate::knowledge::files;
 
 /// Errors filing an incident.
 #[derive(Debug, thiserror::Error)]
@@ -139,15 +140,31 @@ pub fn add(n: &NewIncident<'_>, d: &Diagnosis) -> Result<PathBuf, AddError> {
     if dir.exists() {
         return Err(AddError::Exists(dir.display().to_string()));
     }
+    let yaml = serde_saphyr::to_string(&expected).map_err(|e| AddError::Yaml(e.to_string()))?;
+    std::fs::create_dir_all(&dir).map_err(|source| AddError::Io {
+        path: dir.display().to_string(),
+        source,
+    })?;
+    let filed = file_into(n, &dir, &yaml, &name);
+    if filed.is_err() {
+        // a failed `corpus add` leaves nothing behind
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    filed.map(|()| dir)
+}
+
+/// Writes the incident's two files into its (new) folder and reads it back.
+fn file_into(n: &NewIncident<'_>, dir: &Path, yaml: &str, name: &str) -> Result<(), AddError> {
     let io = |p: &Path| {
         let path = p.display().to_string();
         move |source| AddError::Io { path, source }
     };
-    let yaml = serde_saphyr::to_string(&expected).map_err(|e| AddError::Yaml(e.to_string()))?;
-    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-    std::fs::copy(n.log, dir.join("log.txt")).map_err(io(n.log))?;
+    let mut log = files::open_regular(n.log).map_err(io(n.log))?;
+    let mut copy = files::AtomicFile::create(&dir.join("log.txt")).map_err(io(dir))?;
+    std::io::copy(&mut log, &mut copy).map_err(io(n.log))?;
+    copy.commit().map_err(io(dir))?;
     let exp = dir.join("expected.yaml");
-    std::fs::write(&exp, format!("{HEADER}{yaml}")).map_err(io(&exp))?;
+    files::write_atomic(&exp, format!("{HEADER}{yaml}").as_bytes()).map_err(io(&exp))?;
     // read it back as `corpus run` will
     let all = super::load_dir(n.corpus)?;
     if !all.iter().any(|i| i.name == name) {
@@ -156,7 +173,7 @@ pub fn add(n: &NewIncident<'_>, d: &Diagnosis) -> Result<PathBuf, AddError> {
             source: std::io::Error::other("the filed incident does not load back"),
         });
     }
-    Ok(dir)
+    Ok(())
 }
 
 #[cfg(test)]

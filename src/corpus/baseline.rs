@@ -9,6 +9,8 @@
 
 use std::path::Path;
 
+use crate::knowledge::files;
+
 use serde::Serialize;
 
 use super::score::CorpusReport;
@@ -70,10 +72,11 @@ impl Comparison {
 /// Reads a saved result.
 pub fn read(path: &Path) -> Result<CorpusReport, BaselineError> {
     let p = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| BaselineError::Read {
-        path: p.clone(),
-        source,
-    })?;
+    let text =
+        files::read_text(path, files::MAX_REPORT_BYTES).map_err(|source| BaselineError::Read {
+            path: p.clone(),
+            source,
+        })?;
     // the format version first, so an old file says so instead of a field error
     if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
         if let Some(found) = v.get("format").and_then(serde_json::Value::as_u64) {
@@ -106,7 +109,7 @@ pub fn write(path: &Path, r: &CorpusReport) -> Result<(), BaselineError> {
         path: path.display().to_string(),
         source: e.into(),
     })?;
-    std::fs::write(path, text).map_err(|source| BaselineError::Write {
+    files::write_atomic(path, text.as_bytes()).map_err(|source| BaselineError::Write {
         path: path.display().to_string(),
         source,
     })

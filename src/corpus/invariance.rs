@@ -270,7 +270,8 @@ pub fn regressions(baseline: &Invariance, now: &Invariance) -> Vec<(String, Fail
 
 /// Reads a saved metamorphic result.
 pub fn read(path: &Path) -> Result<Invariance, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = crate::knowledge::files::read_text(path, crate::knowledge::files::MAX_REPORT_BYTES)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     let v: Invariance =
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     if v.format != FORMAT_VERSION {

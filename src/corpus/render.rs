@@ -37,8 +37,22 @@ fn text_table(out: &mut String, t: &Table) {
     }
 }
 
+/// A table cell: control, bidi and zero-width characters escaped, and every character
+/// CommonMark could read as a link, an image, HTML, code or emphasis backslash-escaped
+/// (cells hold log text: incident names, messages).
 fn md_cell(s: &str) -> String {
-    escape_control(s).replace('|', "\\|")
+    let s = escape_control(s);
+    let mut out = String::with_capacity(s.len() + 4);
+    for c in s.chars() {
+        if matches!(
+            c,
+            '\\' | '|' | '[' | ']' | '<' | '>' | '&' | '`' | '!' | '*' | '_' | '~'
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn md_table(out: &mut String, t: &Table) {

@@ -33,6 +33,10 @@ pub struct RenderedStep {
     /// The step's `if` holds on the environment facts given: the fix that fits.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub fits: bool,
+    /// The command as the signature writes it (placeholders unfilled): the same for
+    /// every input, so what a report shared across inputs shows (SARIF rules).
+    #[serde(skip)]
+    pub written: Option<String>,
 }
 
 /// Something that follows from a cause.
@@ -561,6 +565,7 @@ fn render_step(
         note: None,
         template: None,
         fits: false,
+        written: s.command.as_ref().map(|t| t.source.clone()),
     };
     if let Some(t) = &s.command {
         // env values are owned: look them up once, before rendering borrows them

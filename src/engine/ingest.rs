@@ -63,12 +63,24 @@ pub enum IngestError {
     IsDirectory { path: String },
     #[error("{path}: cannot open: {source}")]
     Open { path: String, source: io::Error },
+    #[error("{path}: is {format}-compressed, which crashdoc does not decode (gzip only): decompress it first, e.g. `{tool} -dc FILE | crashdoc`")]
+    Compressed {
+        path: String,
+        format: &'static str,
+        tool: &'static str,
+    },
     #[error("{path}: read error after line {line}: {source}")]
     Read {
         path: String,
         line: usize,
         source: io::Error,
     },
+}
+
+/// An input's name as an error shows it (control, bidi and zero-width characters escaped:
+/// a newline in a file name must not start a line of its own, e.g. a `::error::`).
+fn shown(name: &str) -> String {
+    crate::knowledge::text::escape_control(name)
 }
 
 /// A streaming line reader over one input.
@@ -95,10 +107,17 @@ impl LineReader {
         let mut buffered = BufReader::with_capacity(256 * 1024, raw);
         let is_gzip = {
             let head = buffered.fill_buf().map_err(|source| IngestError::Read {
-                path: name.clone(),
+                path: shown(&name),
                 line: 0,
                 source,
             })?;
+            if let Some((format, tool)) = other_compression(head) {
+                return Err(IngestError::Compressed {
+                    path: shown(&name),
+                    format,
+                    tool,
+                });
+            }
             head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b
         };
         let inner: Box<dyn BufRead + Send> = if is_gzip {
@@ -140,7 +159,7 @@ impl LineReader {
             Ok(None) => return Ok(None),
             Err(source) => {
                 return Err(IngestError::Read {
-                    path: self.name.clone(),
+                    path: shown(&self.name),
                     line: self.number,
                     source,
                 })
@@ -156,6 +175,28 @@ impl LineReader {
             truncated,
         }))
     }
+}
+
+/// A compression format crashdoc does not decode, recognised by its magic bytes (the
+/// format's name and its command-line tool): xz, zstd, bzip2 (its stream header `BZh`, a
+/// block size digit, then a block or end-of-stream magic, so that no text line is taken
+/// for one).
+fn other_compression(head: &[u8]) -> Option<(&'static str, &'static str)> {
+    const XZ: &[u8] = &[0xfd, b'7', b'z', b'X', b'Z', 0x00];
+    const ZSTD: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
+    const BZ2_BLOCK: &[u8] = &[0x31, 0x41, 0x59, 0x26, 0x53, 0x59];
+    const BZ2_END: &[u8] = &[0x17, 0x72, 0x45, 0x38, 0x50, 0x90];
+    if head.starts_with(XZ) {
+        return Some(("xz", "xz"));
+    }
+    if head.starts_with(ZSTD) {
+        return Some(("zstd", "zstd"));
+    }
+    let bz2 = head.len() >= 10
+        && head.starts_with(b"BZh")
+        && (b'1'..=b'9').contains(&head[3])
+        && (head[4..10] == *BZ2_BLOCK || head[4..10] == *BZ2_END);
+    bz2.then_some(("bzip2", "bzip2"))
 }
 
 /// A line borrowed from the reader's buffer.
@@ -184,11 +225,12 @@ impl<'a> RawLine<'a> {
 }
 
 fn open_file(path: &Path) -> Result<File, IngestError> {
-    let name = path.display().to_string();
+    let name = shown(&path.display().to_string());
     if path.is_dir() {
         return Err(IngestError::IsDirectory { path: name });
     }
-    File::open(path).map_err(|source| IngestError::Open { path: name, source })
+    crate::knowledge::files::open_regular(path)
+        .map_err(|source| IngestError::Open { path: name, source })
 }
 
 /// Reads up to and including the next `\n`, storing at most `max` bytes in `out`

@@ -33,10 +33,13 @@ pub enum EnvError {
 /// Reads one `--env FILE` (lossy UTF-8; `-` is not accepted: the log owns stdin).
 pub fn read_env_file(path: &std::path::Path) -> Result<Facts, EnvError> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| EnvError::Read {
-        path: name.clone(),
-        source,
-    })?;
+    let bytes =
+        crate::knowledge::files::read_capped(path, crate::knowledge::files::MAX_SMALL_FILE_BYTES)
+            .map_err(std::io::Error::from)
+            .map_err(|source| EnvError::Read {
+                path: name.clone(),
+                source,
+            })?;
     let text = String::from_utf8_lossy(&bytes);
     let f = parse_text(&name, &text);
     if f.is_empty() {

@@ -8,10 +8,12 @@
 //! - [`vars`]: the `{{env.…}}` variables templates may use;
 //! - [`failure_kind`]: the failure shapes a signature's `kind:` names;
 //! - [`version`]: package names and versions (PEP 503 / PEP 440);
-//! - [`text`]: text shown to a person (escaping, clipping).
+//! - [`text`]: text shown to a person (escaping, clipping);
+//! - [`files`]: files read (regular files only, bounded) and written (atomically).
 
 pub mod cond;
 pub mod failure_kind;
+pub mod files;
 pub mod rules;
 pub mod signature;
 pub mod text;

@@ -1,14 +1,52 @@
 //! Markdown, for pasting into an issue.
+//!
+//! Text taken from a log is escaped for CommonMark, so nothing in a log can become a
+//! live element of the comment: an inline code span is delimited by a backtick run
+//! longer than any in its text; a fenced block by a fence longer than any backtick run
+//! in it. Inside both, CommonMark reads nothing: no link, image, HTML or emphasis. Log
+//! text (the input's name, crash site, importing module, evidence, consequences, filled
+//! commands) is only ever placed there; the prose around it is the library's. Control,
+//! bidi and zero-width characters are escaped first ([`escape_control`]). `tests/integration/hardening.rs` renders the output with a
+//! CommonMark parser and checks that no injected element appears.
 
 use std::fmt::Write as _;
 
 use crate::engine::diagnosis::Diagnosis;
 use crate::knowledge::text::escape_control;
 
-fn code(s: &str) -> String {
-    let s = escape_control(s);
-    let ticks = if s.contains('`') { "``" } else { "`" };
-    format!("{ticks}{}{ticks}", s.replace('\n', " "))
+/// The longest run of backticks in a text.
+fn longest_backtick_run(s: &str) -> usize {
+    let (mut best, mut cur) = (0, 0);
+    for c in s.chars() {
+        if c == '`' {
+            cur += 1;
+            best = best.max(cur);
+        } else {
+            cur = 0;
+        }
+    }
+    best
+}
+
+/// An inline code span holding `s` verbatim (on one line).
+pub fn code(s: &str) -> String {
+    let s = escape_control(s).replace(['\n', '\r'], " ");
+    let ticks = "`".repeat(longest_backtick_run(&s) + 1);
+    // a space each side keeps a backtick at either end from joining the delimiter (and is
+    // stripped again by CommonMark)
+    let pad = if s.starts_with('`') || s.ends_with('`') || s.starts_with(' ') {
+        " "
+    } else {
+        ""
+    };
+    format!("{ticks}{pad}{s}{pad}{ticks}")
+}
+
+/// The fence for a code block holding these lines: longer than any backtick run in
+/// them, at least three.
+fn fence<'a>(lines: impl Iterator<Item = &'a str>) -> String {
+    let n = lines.map(longest_backtick_run).max().unwrap_or(0);
+    "`".repeat((n + 1).max(3))
 }
 
 /// The Markdown format, for pasting into an issue.
@@ -22,11 +60,7 @@ impl super::Render for Markdown {
 
 pub fn render(d: &Diagnosis) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "## crashdoc diagnosis of `{}`\n",
-        escape_control(&d.input)
-    );
+    let _ = writeln!(out, "## crashdoc diagnosis of {}\n", code(&d.input));
     if d.causes.is_empty() {
         let _ = writeln!(out, "No known cause found.");
         if let Some(u) = &d.unexplained {
@@ -36,10 +70,10 @@ pub fn render(d: &Diagnosis) -> String {
     for c in &d.causes {
         let _ = writeln!(
             out,
-            "### {}. {} — `{}` ({}, {} confidence, score {:.2})\n",
+            "### {}. {} — {} ({}, {} confidence, score {:.2})\n",
             c.rank,
             escape_control(&c.title),
-            c.signature,
+            code(&c.signature),
             c.category,
             c.confidence.as_str(),
             c.score
@@ -48,14 +82,13 @@ pub fn render(d: &Diagnosis) -> String {
         if let Some(s) = &c.crash_site {
             let _ = writeln!(
                 out,
-                "- Crash site: `{}:{}` ({})",
-                escape_control(&s.file),
-                s.line,
-                escape_control(&s.function)
+                "- Crash site: {} ({})",
+                code(&format!("{}:{}", s.file, s.line)),
+                code(&s.function)
             );
         }
         if let Some(m) = &c.importing {
-            let _ = writeln!(out, "- While importing: `{}`", escape_control(m));
+            let _ = writeln!(out, "- While importing: {}", code(m));
         }
         if c.attempts > 1 {
             let _ = writeln!(out, "- Seen in {} crash attempts", c.attempts);
@@ -63,16 +96,13 @@ pub fn render(d: &Diagnosis) -> String {
         if c.streams.len() > 1 {
             let _ = writeln!(out, "- Seen in {} streams", c.streams.len());
         }
-        let _ = writeln!(out, "\n**Evidence**\n\n```text");
-        for e in &c.evidence {
-            let _ = writeln!(
-                out,
-                "{:>6} | {}",
-                e.line,
-                escape_control(&e.text).replace("```", "`\u{200b}``")
-            );
+        let lines: Vec<String> = c.evidence.iter().map(|e| escape_control(&e.text)).collect();
+        let f = fence(lines.iter().map(String::as_str));
+        let _ = writeln!(out, "\n**Evidence**\n\n{f}text");
+        for (e, l) in c.evidence.iter().zip(&lines) {
+            let _ = writeln!(out, "{:>6} | {l}", e.line);
         }
-        let _ = writeln!(out, "```\n");
+        let _ = writeln!(out, "{f}\n");
         if !c.remediation.is_empty() {
             let _ = writeln!(
                 out,
@@ -86,7 +116,9 @@ pub fn render(d: &Diagnosis) -> String {
                     .unwrap_or_default();
                 let _ = writeln!(out, "{}. {}{when}", i + 1, escape_control(&s.description));
                 if let Some(cmd) = &s.command {
-                    let _ = writeln!(out, "   ```sh\n   {}\n   ```", escape_control(cmd));
+                    let cmd = escape_control(cmd);
+                    let f = fence(std::iter::once(cmd.as_str()));
+                    let _ = writeln!(out, "   {f}sh\n   {cmd}\n   {f}");
                 }
             }
             out.push('\n');
@@ -120,9 +152,9 @@ pub fn render(d: &Diagnosis) -> String {
         for n in &d.noise {
             let _ = writeln!(
                 out,
-                "- ×{} `{}` — {}",
+                "- ×{} {} — {}",
                 n.count,
-                n.signature,
+                code(&n.signature),
                 escape_control(&n.title)
             );
         }

@@ -3,9 +3,11 @@
 //!
 //! One `run` for all inputs: `tool.driver` is crashdoc with one rule per signature that
 //! produced a cause (`id` = signature id, short description = title, full description =
-//! explanation, help = the remediation steps, `helpUri` = its first reference); one
-//! `result` per cause with `ruleId`/`ruleIndex`, a `level` from the signature's severity
-//! (fatal and error → `error`, warning → `warning`, benign → `note`), a message, and one
+//! explanation, help = the remediation steps as templates, the same for every input,
+//! `helpUri` = its first reference); one `result` per cause with `ruleId`/`ruleIndex`, a
+//! `level` from the signature's severity (fatal and error → `error`, warning →
+//! `warning`, benign → `note`), a message with the commands filled for its own input
+//! (also in `properties.remediation`, with notes where a value was refused), and one
 //! location per evidence line: the log as `artifactLocation.uri` and the line as
 //! `region.startLine` (with the line's text as the snippet). The types below are the
 //! subset of the SARIF object model crashdoc fills; field names follow the standard.
@@ -138,6 +140,8 @@ pub fn uri(path: &str) -> String {
     out
 }
 
+/// A rule's help: the remediation steps as the signature writes them (templates, the
+/// same for every input; each result carries its own filled commands, [`fixes`]).
 fn help(c: &crate::engine::diagnosis::Cause) -> String {
     let mut s = String::new();
     for (i, st) in c.remediation.iter().enumerate() {
@@ -145,7 +149,7 @@ fn help(c: &crate::engine::diagnosis::Cause) -> String {
         if let Some(w) = &st.when {
             s.push_str(&format!(" ({})", escape_control(&super::when_phrase(w))));
         }
-        if let Some(cmd) = &st.command {
+        if let Some(cmd) = &st.written {
             s.push_str(&format!("\n   $ {}", escape_control(cmd)));
         }
         s.push('\n');
@@ -154,6 +158,55 @@ fn help(c: &crate::engine::diagnosis::Cause) -> String {
         s = escape_control(c.explain.trim());
     }
     s.trim_end().to_string()
+}
+
+/// A result's remediation for its own input: each step's filled command, or its
+/// template with the note saying why it could not be filled.
+fn fixes(c: &crate::engine::diagnosis::Cause) -> serde_json::Value {
+    let steps: Vec<serde_json::Value> = c
+        .remediation
+        .iter()
+        .map(|st| {
+            let mut o = serde_json::Map::new();
+            o.insert("description".into(), escape_control(&st.description).into());
+            if let Some(cmd) = &st.command {
+                o.insert("command".into(), escape_control(cmd).into());
+            }
+            if let Some(t) = &st.template {
+                o.insert("template".into(), escape_control(t).into());
+            }
+            if let Some(n) = &st.note {
+                o.insert("note".into(), escape_control(n).into());
+            }
+            serde_json::Value::Object(o)
+        })
+        .collect();
+    serde_json::Value::Array(steps)
+}
+
+/// The result's message: the cause, its first evidence line, and its filled commands.
+fn message(c: &crate::engine::diagnosis::Cause) -> String {
+    let first = c.evidence.first().map_or(String::new(), |e| {
+        format!(" Line {}: {}", e.line, escape_control(&e.text))
+    });
+    let mut m = format!(
+        "{} ({}, {} confidence).{first}",
+        escape_control(&c.title),
+        c.category.as_str(),
+        c.confidence.as_str()
+    );
+    let cmds: Vec<&String> = c
+        .remediation
+        .iter()
+        .filter_map(|s| s.command.as_ref())
+        .collect();
+    if !cmds.is_empty() {
+        m.push_str("\nFix:");
+        for cmd in cmds {
+            m.push_str(&format!("\n  $ {}", escape_control(cmd)));
+        }
+    }
+    m
 }
 
 /// The SARIF log of some diagnoses (pretty JSON with a final newline).
@@ -221,26 +274,19 @@ pub fn render(ds: &[Diagnosis]) -> Result<String, serde_json::Error> {
                     },
                 });
             }
-            let first = c.evidence.first().map_or(String::new(), |e| {
-                format!(" Line {}: {}", e.line, escape_control(&e.text))
-            });
             let mut props = BTreeMap::new();
             props.insert("rank", serde_json::json!(c.rank));
             props.insert("confidence", serde_json::json!(c.confidence.as_str()));
             props.insert("score", serde_json::json!(c.score));
             props.insert("category", serde_json::json!(c.category.as_str()));
+            if !c.remediation.is_empty() {
+                props.insert("remediation", fixes(c));
+            }
             results.push(SarifResult {
                 rule_id: c.signature.clone(),
                 rule_index,
                 level: level(c.severity),
-                message: Text {
-                    text: format!(
-                        "{} ({}, {} confidence).{first}",
-                        escape_control(&c.title),
-                        c.category.as_str(),
-                        c.confidence.as_str()
-                    ),
-                },
+                message: Text { text: message(c) },
                 locations,
                 properties: props,
             });

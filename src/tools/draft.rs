@@ -426,23 +426,50 @@ pub fn suggest_id(exception: Option<&str>, g: &Generalized) -> String {
     }
 }
 
-/// A YAML single-quoted scalar.
+/// A YAML scalar on one line: single-quoted, or double-quoted with `\u` escapes when the
+/// text holds a control, bidi or zero-width character (a `\r` or a U+2028 could start a
+/// new YAML line, and a C0 or DEL character is not allowed raw in a YAML file).
 pub fn yaml_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
+    if !s.chars().any(yaml_needs_escape) {
+        return format!("'{}'", s.replace('\'', "''"));
+    }
+    yaml_double(s)
+}
+
+fn yaml_needs_escape(c: char) -> bool {
+    c.is_control() || crate::knowledge::text::is_invisible(c)
+}
+
+/// A YAML double-quoted scalar: `"`, `\` and every character [`yaml_needs_escape`]
+/// names are escaped.
+fn yaml_double(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if yaml_needs_escape(c) => {
+                let _ = write!(out, "\\u{:04X}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// A YAML scalar for a (possibly multi-line) log excerpt at the given indentation.
 fn yaml_block(text: &str, indent: usize) -> String {
     let printable = text
         .chars()
-        .all(|c| c == '\n' || c == '\t' || !c.is_control());
+        .all(|c| c == '\n' || c == '\t' || !yaml_needs_escape(c));
     let first_blank = text
         .lines()
         .next()
         .is_some_and(|l| l.starts_with([' ', '\t']));
     if !printable || text.lines().any(|l| l.starts_with('\t')) {
-        // JSON strings are YAML double-quoted scalars
-        return serde_json::to_string(text).unwrap_or_else(|_| "''".to_string());
+        return yaml_double(text);
     }
     let pad = " ".repeat(indent);
     let mut out = if first_blank {
@@ -600,7 +627,7 @@ pub fn draft(
     let _ = writeln!(
         y,
         "# Drafted by `crashdoc sig new` from {}; edit the title, explain and remediation, then run `crashdoc sig lint` and `crashdoc sig test`.",
-        source.replace('\n', " ")
+        crate::knowledge::text::escape_control(&source)
     );
     let _ = writeln!(y, "id: {id}");
     let _ = writeln!(y, "title: {}", yaml_quote(&title));
@@ -682,7 +709,13 @@ fn yaml_safe_words(s: &str) -> String {
     let one: String = s
         .chars()
         .take(160)
-        .map(|c| if c.is_control() { ' ' } else { c })
+        .map(|c| {
+            if c.is_control() || crate::knowledge::text::is_invisible(c) {
+                ' '
+            } else {
+                c
+            }
+        })
         .collect();
     format!("`{}`", one.trim())
 }

@@ -168,7 +168,7 @@ impl Ctx<'_> {
         } else {
             LazyRegex::deferred(pat, REGEX_SIZE_LIMIT)
         };
-        self.collect_captures(pat, &parsed);
+        self.collect_captures(t, &parsed);
         let has_captures = hir.properties().explicit_captures_len() > 0;
         self.specificity += 2 + u32::from(has_captures);
         Some(re.with_atoms(atoms::necessary(&hir)))
@@ -180,7 +180,13 @@ impl Ctx<'_> {
         self.err(Code::E005, t, format!("invalid regex `{pat}`: {detail}"));
     }
 
-    fn collect_captures(&mut self, pat: &str, parsed: &Ast) {
+    /// Records each named capture's own pattern (`^(?:…)$`, used to check a captured
+    /// value). It is checked against the size limit here, at load: a capture that is
+    /// small inside its pattern can weigh far more alone (flags of an enclosing group,
+    /// such as `(?-u:…)`, do not carry over), and must be an error now, never a build
+    /// past the limit at match time.
+    fn collect_captures(&mut self, t: &Text, parsed: &Ast) {
+        let pat = t.value.as_str();
         let ci = pat.starts_with("(?i)");
         let mut stack = vec![parsed];
         while let Some(a) = stack.pop() {
@@ -189,14 +195,10 @@ impl Ctx<'_> {
                     if let ast::GroupKind::CaptureName { name, .. } = &g.kind {
                         let sub = &pat[g.ast.span().start.offset..g.ast.span().end.offset];
                         let full = format!("{}^(?:{sub})$", if ci { "(?i)" } else { "" });
-                        if regex_syntax::ParserBuilder::new()
-                            .build()
-                            .parse(&full)
-                            .is_ok()
-                        {
-                            self.captures
-                                .entry(name.name.clone())
-                                .or_insert_with(|| LazyRegex::deferred(&full, REGEX_SIZE_LIMIT));
+                        if !self.captures.contains_key(&name.name) {
+                            if let Some(re) = self.capture_regex(t, &name.name, &full) {
+                                self.captures.insert(name.name.clone(), re);
+                            }
                         }
                     }
                     stack.push(&g.ast);
@@ -206,6 +208,30 @@ impl Ctx<'_> {
                 Ast::Repetition(r) => stack.push(&r.ast),
                 _ => {}
             }
+        }
+    }
+
+    /// One capture's own pattern: deferred when it is far below the size limit, else
+    /// built now (E005 when over the limit).
+    fn capture_regex(&mut self, t: &Text, name: &str, full: &str) -> Option<LazyRegex> {
+        let hir = regex_syntax::ParserBuilder::new()
+            .build()
+            .parse(full)
+            .ok()?;
+        if !could_be_big(&hir, REGEX_SIZE_LIMIT) {
+            return Some(LazyRegex::deferred(full, REGEX_SIZE_LIMIT));
+        }
+        match RegexBuilder::new(full).size_limit(REGEX_SIZE_LIMIT).build() {
+            Ok(re) => Some(LazyRegex::built(re, REGEX_SIZE_LIMIT)),
+            Err(regex::Error::CompiledTooBig(n)) => {
+                self.err(
+                    Code::E005,
+                    t,
+                    format!("capture `{name}` is too big once compiled on its own (limit {n} bytes; flags of an enclosing group do not apply to it); narrow it or put its flags inside it"),
+                );
+                None
+            }
+            Err(_) => None,
         }
     }
 

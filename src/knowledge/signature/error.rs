@@ -208,10 +208,12 @@ impl fmt::Display for Diagnostic {
             Level::Error => "error",
             Level::Warning => "warning",
         };
+        // a file name can hold anything a folder can (a newline, a bidi override)
+        let file = crate::knowledge::text::escape_control(&self.file);
         if self.line > 0 {
-            write!(f, "{}:{}:{}: ", self.file, self.line, self.column)?;
+            write!(f, "{file}:{}:{}: ", self.line, self.column)?;
         } else {
-            write!(f, "{}: ", self.file)?;
+            write!(f, "{file}: ")?;
         }
         write!(f, "{level}[{}]: {}", self.code, self.message)?;
         if let Some(s) = &self.snippet {

@@ -9,6 +9,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::knowledge::files;
+
 use super::compile::{self, Signature};
 use super::error::{Code, Diagnostic, LoadErrors};
 use super::model::{FramesFile, SignatureFile};
@@ -147,11 +149,11 @@ fn role(name: &str) -> FileRole {
     }
 }
 
-/// Reads a library folder (recursively, in sorted order).
+/// Reads a library folder (recursively, in sorted order; symlink loops are skipped and
+/// the depth is bounded). Only regular files are read, each checked against
+/// [`MAX_FILE_BYTES`] once opened; a symlink named `*.yaml` must lead to a YAML file, so
+/// that no line of another file (`x.yaml -> /etc/shadow`) is ever quoted in an error.
 pub fn read_dir_files(dir: &Path) -> (Vec<LibraryFile>, Vec<Diagnostic>) {
-    let mut out = Vec::new();
-    let mut errors = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
     if !dir.is_dir() {
         let d = Diagnostic::new(
             Code::E013,
@@ -160,85 +162,63 @@ pub fn read_dir_files(dir: &Path) -> (Vec<LibraryFile>, Vec<Diagnostic>) {
         );
         return (Vec::new(), vec![d]);
     }
-    let mut files = Vec::new();
-    while let Some(d) = stack.pop() {
-        let entries = match std::fs::read_dir(&d) {
-            Ok(e) => e,
-            Err(e) => {
-                errors.push(Diagnostic::new(
-                    Code::E013,
-                    &d.display().to_string(),
-                    format!("cannot read folder: {e}"),
-                ));
-                continue;
-            }
-        };
-        for entry in entries {
-            match entry {
-                Ok(e) => {
-                    let p = e.path();
-                    if p.is_dir() {
-                        stack.push(p);
-                    } else {
-                        files.push(p);
-                    }
-                }
-                Err(e) => errors.push(Diagnostic::new(
-                    Code::E013,
-                    &d.display().to_string(),
-                    format!("cannot read folder: {e}"),
-                )),
-            }
-        }
-    }
-    files.sort();
-    for p in files {
-        let name = p.display().to_string();
-        if matches!(role(&name), FileRole::Ignored) {
-            continue;
-        }
-        match std::fs::metadata(&p) {
-            Ok(m) if m.len() as usize > MAX_FILE_BYTES => {
-                errors.push(Diagnostic::new(
-                    Code::E011,
-                    &name,
-                    format!(
-                        "file is {} bytes; signature files are limited to {MAX_FILE_BYTES}",
-                        m.len()
-                    ),
-                ));
-                continue;
-            }
-            Err(e) => {
-                errors.push(Diagnostic::new(
-                    Code::E013,
-                    &name,
-                    format!("cannot read: {e}"),
-                ));
-                continue;
-            }
-            _ => {}
-        }
-        match std::fs::read(&p) {
-            Ok(bytes) => match String::from_utf8(bytes) {
-                Ok(text) => out.push(LibraryFile { name, text }),
-                Err(e) => errors.push(Diagnostic::new(
-                    Code::E001,
-                    &name,
-                    format!(
-                        "not UTF-8 text (invalid byte at offset {})",
-                        e.utf8_error().valid_up_to()
-                    ),
-                )),
-            },
-            Err(e) => errors.push(Diagnostic::new(
-                Code::E013,
-                &name,
-                format!("cannot read: {e}"),
-            )),
+    let walk = files::walk(dir, &|p: &Path| {
+        !matches!(role(&p.display().to_string()), FileRole::Ignored)
+    });
+    let mut errors: Vec<Diagnostic> = walk
+        .errors
+        .iter()
+        .map(|(p, e)| Diagnostic::new(Code::E013, &p.display().to_string(), e.clone()))
+        .collect();
+    let mut out = Vec::new();
+    for p in walk.files {
+        match read_library_file(&p) {
+            Ok(f) => out.push(f),
+            Err(d) => errors.push(d),
         }
     }
     (out, errors)
+}
+
+/// Reads one library file (a regular file, a YAML file if reached through a symlink,
+/// at most [`MAX_FILE_BYTES`]).
+pub fn read_library_file(p: &Path) -> Result<LibraryFile, Diagnostic> {
+    let name = p.display().to_string();
+    if let Some(target) = symlink_to_non_yaml(p) {
+        return Err(Diagnostic::new(
+            Code::E013,
+            &name,
+            format!("is a symbolic link to {target}, which is not a YAML file: not read"),
+        ));
+    }
+    match files::read_capped_string(p, MAX_FILE_BYTES) {
+        Ok(text) => Ok(LibraryFile { name, text }),
+        Err(files::ReadError::TooBig { size, .. }) => Err(Diagnostic::new(
+            Code::E011,
+            &name,
+            format!("file is {size} bytes; signature files are limited to {MAX_FILE_BYTES}"),
+        )),
+        Err(files::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::InvalidData => {
+            Err(Diagnostic::new(Code::E001, &name, e.to_string()))
+        }
+        Err(e) => Err(Diagnostic::new(
+            Code::E013,
+            &name,
+            format!("cannot read: {e}"),
+        )),
+    }
+}
+
+/// The target of a symlink (any link in the chain resolved) when it does not name a
+/// `.yaml`/`.yml` file.
+fn symlink_to_non_yaml(p: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(p).ok()?;
+    if !meta.file_type().is_symlink() {
+        return None;
+    }
+    let target = p.canonicalize().ok()?;
+    let base = target.file_name()?.to_string_lossy().into_owned();
+    (!is_yaml(&base)).then(|| crate::knowledge::text::escape_control(&target.display().to_string()))
 }
 
 /// One signature of a file, parsed and compiled (an entry of a table is one too).

@@ -58,6 +58,17 @@ impl Template {
         let mut pieces = Vec::new();
         let mut text = String::new();
         let mut quoting = Quoting::Bare;
+        if let Some((offset, c)) = src.char_indices().find(|&(_, c)| {
+            (c.is_control() && c != '\n' && c != '\t') || crate::knowledge::text::is_invisible(c)
+        }) {
+            return Err(TemplateError {
+                offset,
+                message: format!(
+                    "the template holds {} (a control, bidi or zero-width character: the command would read differently from what runs)",
+                    c.escape_unicode()
+                ),
+            });
+        }
         let bytes = src.as_bytes();
         let mut i = 0;
         while i < src.len() {
@@ -184,6 +195,11 @@ fn check_value(name: &str, value: &str, pattern: Option<&Regex>) -> Result<(), R
     }
     if value.chars().any(|c| c.is_control()) {
         return Err(refuse("it holds a control character or a line break"));
+    }
+    if value.chars().any(crate::knowledge::text::is_invisible) {
+        return Err(refuse(
+            "it holds a bidi control or zero-width character (it would read differently from what runs)",
+        ));
     }
     if value.starts_with('-') {
         return Err(refuse("it starts with `-` and could be taken as an option"));
