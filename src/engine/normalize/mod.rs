@@ -12,14 +12,32 @@
 //! Lines in no known format pass through unchanged: a traceback pasted from a terminal
 //! is its own message.
 //!
-//! Layers (each a small anchored regex, ASCII digit classes):
-//! markdown quote `> `; journald `-o json`; ISO timestamps (GitHub Actions, `docker logs
-//! --timestamps`); journald `short-iso`; GitHub `##[error]`; journald `short` /
-//! `short-precise` and classic syslog (a "host" ending in `:` is no host: the line is a
-//! bare `Mon DD HH:MM:SS` timestamp, as CI logs print it, before its message); docker compose `svc_1  | `; NCCL
-//! `host:pid:tid [dev]`; vLLM/Ray process tags `(Worker_TP4 pid=1)`, `(RayWorkerWrapper
-//! pid=1, ip=10.0.0.2)`; torchrun `[rank0]:`; glog (bare and bracketed); vLLM logger
-//! (new `[file.py:N]` and old `file.py:N]`); Python logging; DeepSpeed; `LEVEL:` prefixes.
+//! Layers that can only come first: markdown quote markers and code fences (as lines
+//! pasted into a GitHub issue carry them) and journald `-o json` (the message, then
+//! peeled, and the journald fields).
+//!
+//! The other layers are named in [`layers::Layer`], by the format each reads: journald
+//! `short-iso`, ISO timestamps (GitHub Actions, `docker logs --timestamps`), GitHub
+//! `##[error]`, journald `short`/`short-precise` and classic syslog (a "host" ending in
+//! `:` is no host: the line is a bare `Mon DD HH:MM:SS` timestamp, as CI logs print it,
+//! before its message), docker compose `svc_1  | `, NCCL `host:pid:tid [dev]`, vLLM/Ray
+//! process tags `(Worker_TP4 pid=1)`, torchrun `[rank0]:`, glog (bracketed, old PyTorch
+//! and bare), the vLLM logger, Python logging (full and `basicConfig`), DeepSpeed,
+//! uvicorn's `LEVEL:`, bracketed ISO timestamps and origins, bare timestamps. Each layer
+//! has exactly one parser: a byte parser ([`bytes`]) for the layers on the hot path
+//! (syslog, process tag, vLLM logger, `LEVEL:`, and compose, NCCL and bare timestamps,
+//! which [`view`] must rule out cheaply), an anchored regex with ASCII digit classes for
+//! the rest; a guard per layer keeps the parser off lines it cannot read;
+//! [`layers::ORDER`] is the order they are tried in, and [`layers::Layer::apply`] how
+//! what a layer reads joins what the layers before it read.
+//!
+//! The fast path: [`view`] reads the common stack (syslog → process tag → vLLM logger
+//! or `LEVEL:`) with the same parsers, without allocating, and declines any line where
+//! another layer could follow; the pipeline builds a record from a view
+//! ([`View::record`]) or else calls [`normalize`]. The integration test `fast_path`
+//! compares [`normalize`] with an independent regex oracle of the same formats, and
+//! [`view`] with [`normalize`], on every line of the repository's logs, a generated log
+//! and composed random prefixes.
 
 use std::sync::LazyLock;
 
