@@ -838,8 +838,9 @@ proptest! {
             peeled += usize::from(oracle::read(&text).message.len() < text.len());
             check_line(&format!("seed {}", seed.wrapping_add(i)), line, Some(&text), &mut t);
         }
-        // most composed lines carry a layer either reader peels
-        prop_assert!(peeled * 2 > t.lines, "{peeled} of {} lines peeled", t.lines);
+        // many composed lines carry a layer both readers peel (a case of 64 lines with
+        // none would mean the generator lost its prefixes)
+        prop_assert!(peeled * 4 > t.lines, "{peeled} of {} lines peeled", t.lines);
     }
 }
 
