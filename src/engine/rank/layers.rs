@@ -123,7 +123,7 @@ fn link(lib: &Library, x: &Extraction, m: &Matches, ranked: &mut [Ranked]) {
         let cause = ranked.iter().find(|c| {
             let cs = &lib.signatures[c.signature];
             c.signature != later.signature
-                && cs.explains.iter().any(|e| *e == ls.id)
+                && cs.explains.contains(&ls.id)
                 && if cs.severity == Severity::Benign {
                     follows_marker(&marks(x, m, c.signature), x, m, later)
                 } else {
