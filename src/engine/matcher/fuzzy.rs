@@ -101,9 +101,9 @@ pub fn masked_words(msg: &str) -> Vec<String> {
     out
 }
 
-/// What a message names: the file of each path (its stem and its folder: `lmcache` and
-/// `c_ops` of `…/lmcache/c_ops.cpython-312-x86_64-linux-gnu.so`) and each callable
-/// (`loraconfig` of `LoraConfig.__init__()`), lower-cased. Masking keeps them out of the
+/// What a message names: the file of each path to a file with an extension (its stem and
+/// its folder: `lmcache` and `c_ops` of `…/lmcache/c_ops.cpython-312-x86_64-linux-gnu.so`)
+/// and each callable (`loraconfig` of `LoraConfig.__init__()`), lower-cased. Masking keeps them out of the
 /// shingles, so two messages of one shape about different libraries look alike; a fuzzy
 /// match must not lend one library's advice to another's failure: when both messages name
 /// something, they must share a name.
@@ -121,9 +121,13 @@ pub fn named(msg: &str) -> HashSet<String> {
                 .split(['/', '\\'])
                 .filter(|p| !p.trim_end_matches(':').is_empty())
                 .collect();
+            // a file with an extension (`c_ops.cpython-312-x86_64-linux-gnu.so`, `other.py`),
+            // not a pod or URL segment
             if let [.., folder, file] = parts[..] {
-                keep(folder);
-                keep(file.split('.').next().unwrap_or(file));
+                if let Some((stem, _)) = file.split_once('.') {
+                    keep(folder);
+                    keep(stem);
+                }
             }
         } else if let Some((callee, _)) = raw.split_once('(') {
             for part in callee.split('.').filter(|p| !p.starts_with("__")) {
