@@ -123,3 +123,23 @@ fn a_traceback_collapsed_onto_one_line_is_read_by_its_final_exception() {
     assert_eq!(f.headline, exc);
     assert_eq!(f.chain.last().map(|e| e.frames.len()), Some(1));
 }
+
+// Sources: the shutdown line, https://github.com/vllm-project/vllm/pull/43707 (an example
+// of vllm-shutdown-signal-received); the EngineDeadError line,
+// https://github.com/vllm-project/vllm/issues/27194 (an example of vllm-engine-dead-error).
+// CONSTRUCTED: the two put together, in both orders.
+#[test]
+fn a_traceback_after_a_requested_shutdown_is_noise_and_one_before_it_a_cause() {
+    let lib = library();
+    let shutdown = "(APIServer pid=3945527) INFO 05-26 19:19:56 [launcher.py:100] [shutdown] API server: shutdown triggered";
+    let dead = "(APIServer pid=1) ERROR 10-20 03:20:50 [async_llm.py:485[] vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.";
+    let after = format!("{shutdown}\n{dead}\n");
+    assert_eq!(top(lib, &after), None, "folded under the shutdown marker");
+    let d = diagnose(lib, EngineKind::Prefilter, &after);
+    assert!(d
+        .noise
+        .iter()
+        .any(|n| n.signature == "vllm-shutdown-signal-received"));
+    let before = format!("{dead}\n{shutdown}\n");
+    assert_eq!(top(lib, &before).as_deref(), Some("vllm-engine-dead-error"));
+}

@@ -34,6 +34,8 @@ pub struct FuzzyIndex {
     /// (signature index, near-miss?, shingles) per example message: a failure closest to
     /// a near-miss of a signature resembles nothing.
     examples: Vec<(usize, bool, HashSet<u64>)>,
+    /// What each example message names ([`named`]), by the index of `examples`.
+    names: Vec<HashSet<String>>,
     /// Word pair → examples that have it.
     postings: HashMap<u64, Vec<u32>>,
 }
@@ -94,6 +96,43 @@ pub fn masked_words(msg: &str) -> Vec<String> {
         let prev = out.last().map(String::as_str);
         if let Some(w) = mask(raw, prev) {
             out.push(w);
+        }
+    }
+    out
+}
+
+/// What a message names: the file of each path to a file with an extension (its stem and
+/// its folder: `lmcache` and `c_ops` of `…/lmcache/c_ops.cpython-312-x86_64-linux-gnu.so`)
+/// and each callable (`loraconfig` of `LoraConfig.__init__()`), lower-cased. Masking keeps them out of the
+/// shingles, so two messages of one shape about different libraries look alike; a fuzzy
+/// match must not lend one library's advice to another's failure: when both messages name
+/// something, they must share a name.
+pub fn named(msg: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let mut keep = |name: &str| {
+        let name = name.trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
+        if name.len() >= 2 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            out.insert(name.to_ascii_lowercase());
+        }
+    };
+    for raw in msg.split(|c: char| c.is_whitespace() || "'\"`,;".contains(c)) {
+        if raw.contains('/') || raw.contains('\\') {
+            let parts: Vec<&str> = raw
+                .split(['/', '\\'])
+                .filter(|p| !p.trim_end_matches(':').is_empty())
+                .collect();
+            // a file with an extension (`c_ops.cpython-312-x86_64-linux-gnu.so`, `other.py`),
+            // not a pod or URL segment
+            if let [.., folder, file] = parts[..] {
+                if let Some((stem, _)) = file.split_once('.') {
+                    keep(folder);
+                    keep(stem);
+                }
+            }
+        } else if let Some((callee, _)) = raw.split_once('(') {
+            for part in callee.split('.').filter(|p| !p.starts_with("__")) {
+                keep(part);
+            }
         }
     }
     out
@@ -177,6 +216,7 @@ impl FuzzyIndex {
                     }
                 }
                 ix.examples.push((s, near_miss, set));
+                ix.names.push(named(&msg));
             }
         }
         ix
@@ -189,6 +229,7 @@ impl FuzzyIndex {
             return None;
         }
         let (set, pairs) = shingles(&words);
+        let names = named(msg);
         let mut cands: Vec<u32> = pairs
             .iter()
             .filter_map(|p| self.postings.get(p))
@@ -202,6 +243,13 @@ impl FuzzyIndex {
             let Some((s, near_miss, ex)) = self.examples.get(e as usize) else {
                 continue;
             };
+            if !self
+                .names
+                .get(e as usize)
+                .is_none_or(|n| n.is_empty() || names.is_empty() || !n.is_disjoint(&names))
+            {
+                continue;
+            }
             let sim = jaccard(&set, ex);
             if best.is_none_or(|b| sim > b.1.similarity) {
                 let r = Resemblance {
@@ -287,5 +335,26 @@ pub fn match_unexplained(ix: &FuzzyIndex, x: &Extraction, m: &mut Matches) {
                 per_mille: (r.similarity * 1000.0).round() as u16,
             },
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Sources: https://github.com/LMCache/LMCache/issues/1712 (an example of
+    // lmcache-c-ops-built-for-other-torch), https://github.com/oobabooga/textgen/issues/6819
+    // (an example of peft-config-unexpected-keyword).
+    #[test]
+    fn a_message_names_its_files_and_callables() {
+        let lmcache = "ImportError: /usr/local/lib/python3.12/dist-packages/lmcache/c_ops.cpython-312-x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEa";
+        let names = named(lmcache);
+        assert!(
+            names.contains("lmcache") && names.contains("c_ops"),
+            "{names:?}"
+        );
+        let peft = "TypeError: LoraConfig.__init__() got an unexpected keyword argument 'trainable_token_indices'";
+        assert_eq!(named(peft), HashSet::from(["loraconfig".to_string()]));
+        assert!(named("RuntimeError: CUDA error: out of memory").is_empty());
     }
 }

@@ -31,6 +31,10 @@ use crate::knowledge::signature::{Library, Severity};
 /// Evidence lines kept per loose-line match group.
 pub const MAX_LOOSE_EVIDENCE: usize = 5;
 
+/// Places kept per loose-line match group of a signature that `explains:` later
+/// failures (the latest ones: a marker's window reaches forward).
+pub const MAX_MARKS: usize = 4096;
+
 /// Which matcher runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -81,6 +85,10 @@ pub struct LooseHits {
     pub attempts: Vec<usize>,
     pub streams: Vec<String>,
     pub first: Option<Occurrence>,
+    /// Every place it matched, `(line, attempt)`, for a signature that `explains:` later
+    /// failures (a benign marker folds only what follows it closely,
+    /// [`crate::engine::rank::layers`]); the latest [`MAX_MARKS`] are kept.
+    pub marks: std::collections::VecDeque<(usize, usize)>,
 }
 
 /// Every confirmed match in one input.
@@ -210,8 +218,15 @@ impl<'c> Matcher<'c> {
                 || (precedence::overrides(lib, sig, &benign) && !precedence::info_only(sig, level))
         });
         for (s, found) in confirmed {
+            let marks = !lib.signatures[s].explains.is_empty();
             let e = into.loose.entry(s).or_default();
             e.count += 1;
+            if marks {
+                if e.marks.len() >= MAX_MARKS {
+                    e.marks.pop_front();
+                }
+                e.marks.push_back((rec.line, attempt));
+            }
             if e.evidence.len() < MAX_LOOSE_EVIDENCE {
                 e.evidence.push((
                     BlockLine {

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 
 use super::Ranked;
+use crate::engine::extract::{Extraction, Failure};
 use crate::engine::matcher::layers::Via;
 use crate::engine::matcher::Matches;
 use crate::knowledge::signature::table::Layer;
@@ -43,7 +44,7 @@ fn via_of(m: &Matches, r: &Ranked) -> Option<Via> {
 }
 
 /// Applies every layer's rule to the ranked causes (after consequences are folded).
-pub fn apply(lib: &Library, m: &Matches, ranked: &mut Vec<Ranked>) {
+pub fn apply(lib: &Library, x: &Extraction, m: &Matches, ranked: &mut Vec<Ranked>) {
     for r in ranked.iter_mut() {
         r.via = via_of(m, r);
         if let Some(Via::Fuzzy { per_mille }) = r.via {
@@ -52,7 +53,7 @@ pub fn apply(lib: &Library, m: &Matches, ranked: &mut Vec<Ranked>) {
         }
     }
     fold_wrappers(ranked);
-    link(lib, ranked);
+    link(lib, x, m, ranked);
     to_roots(ranked);
     fallbacks(lib, m, ranked);
 }
@@ -107,26 +108,118 @@ fn fold_wrappers(ranked: &mut [Ranked]) {
     }
 }
 
-/// A cause that `explains:` a later failure takes it as its consequence.
-fn link(lib: &Library, ranked: &mut [Ranked]) {
+/// A cause that `explains:` a later failure takes it as its consequence. A benign
+/// signature that `explains:` (a teardown marker: a requested shutdown, a finished run,
+/// a suppressed error) folds a failure only where every occurrence of it follows one of
+/// the marker's own places closely ([`follows_marker`]): the spurious traceback of a
+/// shutdown is its consequence, a real crash before the shutdown is not.
+fn link(lib: &Library, x: &Extraction, m: &Matches, ranked: &mut [Ranked]) {
     let mut folds = Vec::new();
     for (i, later) in ranked.iter().enumerate() {
-        let id = &lib.signatures[later.signature].id;
+        let ls = &lib.signatures[later.signature];
+        if ls.severity == Severity::Benign {
+            continue;
+        }
         let cause = ranked.iter().find(|c| {
             let cs = &lib.signatures[c.signature];
             c.signature != later.signature
-                && cs.severity != Severity::Benign
-                && c.first_line <= later.first_line
-                && cs.explains.iter().any(|e| e == id)
+                && cs.explains.contains(&ls.id)
+                && if cs.severity == Severity::Benign {
+                    follows_marker(&marks(x, m, c.signature), x, m, later)
+                } else {
+                    c.first_line <= later.first_line
+                }
         });
         if let Some(c) = cause {
             folds.push((i, c.signature));
         }
     }
-    for (i, c) in folds {
+    for &(i, c) in &folds {
         ranked[i].folded_under = Some(c);
         ranked[i].linked = true;
+        if lib.signatures[c].severity == Severity::Benign {
+            release_followers(ranked, ranked[i].signature);
+        }
     }
+}
+
+/// What was folded under a failure that a benign marker now explains as noise was folded
+/// there by position alone (a failure after an unrelated one of the same attempt): unless
+/// the marker `explains:` it too, it ranks on its own again.
+fn release_followers(ranked: &mut [Ranked], noise: usize) {
+    for r in ranked.iter_mut() {
+        if r.folded_under == Some(noise) && !r.linked {
+            r.folded_under = None;
+        }
+    }
+}
+
+/// How many lines after a benign marker a failure it `explains:` may start and still be
+/// its consequence (room for a long traceback soft-wrapped in a paste): the shutdown
+/// sequence of a server (its own lines and the spurious tracebacks of its processes,
+/// vLLM's `EngineDeadError` of issue #48745 a dozen lines after `trigger received
+/// signal=SIGTERM`) or the traceback of a suppressed error that its warning heads
+/// (Dynamo's `WON'T CONVERT … due to:`), not a later run.
+pub const TEARDOWN_WINDOW: usize = 500;
+
+/// Every place, `(line, attempt)`, where signature `s` matched: its loose lines and the
+/// occurrences of the failures it matched.
+fn marks(x: &Extraction, m: &Matches, s: usize) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = m
+        .loose
+        .get(&s)
+        .map(|lh| lh.marks.iter().copied().collect())
+        .unwrap_or_default();
+    for h in m.failures.iter().filter(|h| h.signature == s) {
+        if let Some(f) = x.failures.iter().find(|f| f.id == h.failure) {
+            out.extend(occurrence_lines(f).into_iter().map(|l| (l, f.attempt)));
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// The first line of every occurrence of a failure (its first when none are listed).
+fn occurrence_lines(f: &Failure) -> Vec<usize> {
+    if f.occurrences.is_empty() {
+        vec![f.first.line]
+    } else {
+        f.occurrences.iter().map(|o| o.line).collect()
+    }
+}
+
+/// Whether every place `later` was seen starts within [`TEARDOWN_WINDOW`] lines after a
+/// marker of the same crash attempt. Any place unaccounted for (an occurrence past the
+/// list kept, a loose line past the evidence kept) keeps it a cause.
+fn follows_marker(marks: &[(usize, usize)], x: &Extraction, m: &Matches, later: &Ranked) -> bool {
+    let covered = |line: usize, attempt: usize| {
+        marks
+            .iter()
+            .any(|&(ml, ma)| ma == attempt && ml <= line && line - ml <= TEARDOWN_WINDOW)
+    };
+    let mut seen = false;
+    for fid in &later.failures {
+        let Some(f) = x.failures.iter().find(|f| f.id == *fid) else {
+            return false;
+        };
+        let lines = occurrence_lines(f);
+        if f.count > lines.len() || !lines.iter().all(|&l| covered(l, f.attempt)) {
+            return false;
+        }
+        seen = true;
+    }
+    if let Some(lh) = m.loose.get(&later.signature) {
+        let [attempt] = lh.attempts[..] else {
+            return false;
+        };
+        if lh.count > lh.evidence.len()
+            || !lh.evidence.iter().all(|(bl, _)| covered(bl.line, attempt))
+        {
+            return false;
+        }
+        seen = true;
+    }
+    seen
 }
 
 /// A fallback is dropped where another signature explains its failures, and never ranks

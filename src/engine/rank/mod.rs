@@ -254,7 +254,7 @@ pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
     }
     fold_refined_codes(lib, &mut ranked);
     fold_consequences(lib, x, &mut ranked);
-    layers::apply(lib, m, &mut ranked);
+    layers::apply(lib, x, m, &mut ranked);
     fold_same_evidence(lib, &mut ranked);
     ranked
 }
