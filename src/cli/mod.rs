@@ -16,6 +16,7 @@ mod diagnose;
 pub mod inputs;
 pub mod output;
 pub mod preflight;
+mod schema;
 pub mod sig;
 mod sig_diff;
 mod suggest;
@@ -89,6 +90,9 @@ pub enum Command {
     /// Work with the compatibility rules.
     #[command(subcommand)]
     Rules(preflight::RulesCommand),
+    /// Print the JSON Schema of a format: the diagnosis output (`--format json`), a
+    /// signature file or a rule file.
+    Schema(schema::SchemaArgs),
 }
 
 /// Which signatures to load.
@@ -305,5 +309,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Explain(a)) => contrib::run_explain(&a),
         Some(Command::Preflight(a)) => preflight::run_preflight(&a),
         Some(Command::Rules(c)) => preflight::run_rules(c),
+        Some(Command::Schema(a)) => schema::run_schema(&a),
     }
 }
