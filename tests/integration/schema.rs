@@ -187,7 +187,9 @@ fn check(root: &Value, s: &Value, v: &Value, at: &str, out: &mut Vec<String>) {
             out.push(format!("{at}: {n} < {min}"));
         }
     }
-    if let Some(o) = v.as_object() {
+    // the schema that describes the object (not one that only refers to it)
+    let describes_object = s.contains_key("properties") || s.contains_key("additionalProperties");
+    if let (Some(o), true) = (v.as_object(), describes_object) {
         check_object(root, s, o, at, out);
     }
     if let Some(a) = v.as_array() {
