@@ -29,8 +29,11 @@ done
 "$BIN" sig atoms --signatures "$W/lib1000" > "$W/atoms-1000.txt"
 "$BIN" sig atoms --signatures "$W/lib10000" > "$W/atoms-10000.txt"
 
+# two profiles: `serving` (log-*.txt, ~3 % warnings) and `warnings` (warn-*.txt, a
+# healthy server whose journal is a quarter WARNING lines from a handful of templates)
 for s in "${SIZES[@]}"; do
   [ -f "$W/log-$s.txt" ] || "$BIN" bench gen-log --size "$s" --seed 1 -o "$W/log-$s.txt"
+  [ -f "$W/warn-$s.txt" ] || "$BIN" bench gen-log --profile warnings --size "$s" --seed 1 -o "$W/warn-$s.txt"
 done
 
 # run LABEL LOG CMD... → "LABEL seconds peakKB"
@@ -50,7 +53,9 @@ measure() {
 printf '\nMachine: %s, %s cores, %s\n' "$(uname -m)" "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs)"
 printf '%-34s %8s %9s %9s %10s %8s\n' "run" "size" "seconds" "MB/s" "peak RSS" "vs rg"
 for s in "${SIZES[@]}"; do
-  log="$W/log-$s.txt"
+ for profile in serving warnings; do
+  log="$W/log-$s.txt"; [ "$profile" = warnings ] && log="$W/warn-$s.txt"
+  printf '%s profile\n' "$profile"
   mb=$(( $(stat -c %s "$log") / 1048576 ))
   declare -A T=() M=()
   while read -r label secs kb; do T[$label]=$secs; M[$label]=$kb; done < <(
@@ -71,6 +76,7 @@ for s in "${SIZES[@]}"; do
       "$(awk -v a="$base" -v b="$secs" 'BEGIN{ if (b>0) printf "%.2fx", a/b; else print "-" }')"
   done
   unset T M
+ done
 done
 
 # prefilter vs brute force with 1,000 signatures (on the smallest size: brute force is slow)

@@ -6,10 +6,12 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 
 use super::EXIT_FOUND;
+use crate::tools::bench::{write_profile_log, LogProfile};
 
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
-    /// Write a deterministic, realistic multi-process vLLM journal of about SIZE bytes.
+    /// Write a deterministic, realistic multi-process vLLM journal of about SIZE bytes
+    /// (`--profile serving` or `warnings`).
     GenLog(GenLogArgs),
     /// Write COUNT synthetic signatures (built like real ones) into DIR/synthetic/.
     GenLib(GenLibArgs),
@@ -22,6 +24,10 @@ pub struct GenLogArgs {
     pub size: String,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Which mix of lines: `serving` (~3 % warnings) or `warnings` (a healthy server
+    /// whose log is a quarter WARNING lines).
+    #[arg(long, value_enum, default_value_t = LogProfile::Serving)]
+    pub profile: LogProfile,
     /// Output file (standard output when absent).
     #[arg(long, short)]
     pub out: Option<PathBuf>,
@@ -59,8 +65,8 @@ pub fn run(c: BenchCommand) -> anyhow::Result<ExitCode> {
             };
             let res = match &a.out {
                 Some(p) => std::fs::File::create(p)
-                    .and_then(|mut f| crate::tools::bench::write_log(&mut f, size, a.seed)),
-                None => crate::tools::bench::write_log(&mut std::io::stdout().lock(), size, a.seed),
+                    .and_then(|mut f| write_profile_log(&mut f, size, a.seed, a.profile)),
+                None => write_profile_log(&mut std::io::stdout().lock(), size, a.seed, a.profile),
             };
             match res {
                 Ok(_) => Ok(ExitCode::from(EXIT_FOUND)),

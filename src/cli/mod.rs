@@ -14,6 +14,7 @@ pub mod contrib;
 pub mod corpus;
 mod diagnose;
 pub mod inputs;
+mod install;
 pub mod output;
 pub mod preflight;
 mod schema;
@@ -93,6 +94,10 @@ pub enum Command {
     /// Print the JSON Schema of a format: the diagnosis output (`--format json`), a
     /// signature file or a rule file.
     Schema(schema::SchemaArgs),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(install::CompletionsArgs),
+    /// Print the man page (roff), of crashdoc or of a subcommand.
+    Man(install::ManArgs),
 }
 
 /// Which signatures to load.
@@ -310,5 +315,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Preflight(a)) => preflight::run_preflight(&a),
         Some(Command::Rules(c)) => preflight::run_rules(c),
         Some(Command::Schema(a)) => schema::run_schema(&a),
+        Some(Command::Completions(a)) => install::run_completions(&a),
+        Some(Command::Man(a)) => install::run_man(&a),
     }
 }

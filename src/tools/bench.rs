@@ -53,63 +53,188 @@ const NCCL: &[&str] = &[
     "llm-two:{pid}:{pid} [{r}] NCCL INFO include/shm.h:41 -> 2",
 ];
 
-/// Writes a generated log of about `bytes` bytes.
-pub fn write_log(out: &mut dyn Write, bytes: u64, seed: u64) -> io::Result<u64> {
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let mut written = 0u64;
-    let mut line = String::with_capacity(512);
-    let mut secs: u64 = 23 * 3600 + 22 * 60;
-    let mut n: u64 = 0;
-    let mut w = io::BufWriter::with_capacity(1 << 20, out);
-    while written < bytes {
-        n += 1;
-        if n.is_multiple_of(97) {
-            secs += 1;
+/// Warnings a healthy vLLM server repeats while it serves: the bodies of real lines from
+/// the corpus's logs (`jethac-vllm-gpu-oom-prompt-logprobs-util-090`,
+/// `dgx-spark-bench-vllm-unsupported-compute-capability-scaledmm-force-fp8-marlin`,
+/// `club-3090-none-2`, `autoscientists-vllm-none-qwen3-coder-moe`,
+/// `discoverphysics-vllm-none-tp2-a100-symm-mem`), with the timestamp made a template.
+const SERVING_WARN: &[&str] = &[
+    "WARNING {ts} [jit_monitor.py:103] Triton kernel JIT compilation during inference: _compute_slot_mapping_kernel. This causes a latency spike; consider extending warmup to cover this shape/config.",
+    "WARNING {ts} [__init__.py:204] min_p and logit_bias parameters won't work with speculative decoding.",
+    "WARNING {ts} [kv_cache_utils.py:1152] Add 2 padding layers, may waste at most 4.17% KV cache memory",
+    "WARNING {ts} [fused_moe.py:1161] Using default MoE config. Performance might be sub-optimal! Config file not found at /projects/jiangyank/vllm/vllm/model_executor/layers/fused_moe/configs/E=128,N=768,device_name=NVIDIA_A100-SXM4-80GB.json",
+    "WARNING {ts} [envs.py:2128] Unknown vLLM environment variable detected: VLLM_ATTENTION_BACKEND",
+];
+
+/// The kind of log [`write_profile_log`] writes. Both are constructed data from real
+/// line templates; they differ in the mix of lines.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogProfile {
+    /// A multi-process vLLM journal: mostly INFO and access lines, ~3 % warnings, rare
+    /// failures (a worker OOM traceback, an NCCL warning block, a service restart).
+    #[default]
+    Serving,
+    /// A warning-heavy healthy serving journal: a quarter of the lines are WARNING lines
+    /// from a handful of templates, the rest INFO and access lines, failures as rare.
+    Warnings,
+}
+
+/// What a profile's lines are made of, out of 10,000 draws: draw 0 is a failure
+/// traceback, draws `1..=NCCL_DRAWS` an NCCL warning line, the next `warn_draws` a
+/// warning, the rest INFO/access lines.
+struct Mix {
+    warn_draws: u32,
+    warnings: &'static [&'static [&'static str]],
+}
+
+const NCCL_DRAWS: u32 = 2;
+
+impl Mix {
+    fn warning_count(&self) -> usize {
+        self.warnings.iter().map(|s| s.len()).sum()
+    }
+
+    /// The `i`-th warning template across the sets (`i < warning_count()`).
+    fn warning(&self, mut i: usize) -> &'static str {
+        for set in self.warnings {
+            match set.get(i) {
+                Some(t) => return t,
+                None => i -= set.len(),
+            }
         }
-        let (h, m, s) = (secs / 3600 % 24, secs / 60 % 60, secs % 60);
-        let r = rng.u32(0..8);
-        let pid = 216050 + r;
-        let (tag, tmpl): (String, &str) = match rng.u32(0..10_000) {
-            0 => {
-                // a rare failure: a worker OOM traceback, line by line
-                for t in OOM {
-                    line.clear();
-                    let body = t
-                        .replace("{ts}", &format!("02-20 {h:02}:{m:02}:{s:02}"))
-                        .replace("{r}", &r.to_string());
-                    let _ = writeln!(line, "Feb 20 {h:02}:{m:02}:{s:02} llm-two vllm[{pid}]: (Worker_TP{r} pid={pid}) {body}");
-                    w.write_all(line.as_bytes())?;
-                    written += line.len() as u64;
-                }
-                continue;
-            }
-            1 | 2 => (String::new(), NCCL[rng.usize(0..NCCL.len())]),
-            3..=300 => (
-                format!("(Worker_TP{r} pid={pid}) "),
-                WARN[rng.usize(0..WARN.len())],
-            ),
-            _ => {
-                let t = INFO[rng.usize(0..INFO.len())];
-                if t.contains("Received request") || t.contains("POST") || t.contains("Engine 000")
-                {
-                    ("(APIServer pid=215890) ".to_string(), t)
-                } else {
-                    (format!("(Worker_TP{r} pid={pid}) "), t)
-                }
-            }
-        };
-        line.clear();
+        WARN[0]
+    }
+}
+
+impl LogProfile {
+    fn mix(self) -> Mix {
+        match self {
+            LogProfile::Serving => Mix {
+                warn_draws: 298,
+                warnings: &[WARN],
+            },
+            LogProfile::Warnings => Mix {
+                warn_draws: 2_500,
+                warnings: &[WARN, SERVING_WARN],
+            },
+        }
+    }
+}
+
+/// Writes a generated serving log ([`LogProfile::Serving`]) of about `bytes` bytes.
+pub fn write_log(out: &mut dyn Write, bytes: u64, seed: u64) -> io::Result<u64> {
+    write_profile_log(out, bytes, seed, LogProfile::Serving)
+}
+
+/// One generated log in the making: the clock, the random source, the output.
+struct LogGen<'a> {
+    rng: fastrand::Rng,
+    w: io::BufWriter<&'a mut dyn Write>,
+    line: String,
+    secs: u64,
+    written: u64,
+}
+
+impl LogGen<'_> {
+    fn clock(&self) -> (u64, u64, u64) {
+        (self.secs / 3600 % 24, self.secs / 60 % 60, self.secs % 60)
+    }
+
+    fn emit(&mut self) -> io::Result<()> {
+        self.w.write_all(self.line.as_bytes())?;
+        self.written += self.line.len() as u64;
+        Ok(())
+    }
+
+    /// A journald line of process `pid`: `tag` (the vLLM process prefix) then `tmpl`
+    /// filled (`hex` is a request id).
+    fn vllm_line(&mut self, pid: u32, r: u32, tag: &str, tmpl: &str, hex: u64) -> io::Result<()> {
+        let (h, m, s) = self.clock();
         let body = tmpl
             .replace("{ts}", &format!("02-20 {h:02}:{m:02}:{s:02}"))
             .replace("{r}", &r.to_string())
             .replace("{pid}", &pid.to_string())
-            .replace("{hex}", &format!("{:016x}", rng.u64(..)));
+            .replace("{hex}", &format!("{hex:016x}"));
+        self.line.clear();
         let _ = writeln!(
-            line,
+            self.line,
             "Feb 20 {h:02}:{m:02}:{s:02} llm-two vllm[{pid}]: {tag}{body}"
         );
-        w.write_all(line.as_bytes())?;
-        written += line.len() as u64;
+        self.emit()
+    }
+
+    fn systemd_line(&mut self, event: &str) -> io::Result<()> {
+        let (h, m, s) = self.clock();
+        self.line.clear();
+        let _ = writeln!(
+            self.line,
+            "Feb 20 {h:02}:{m:02}:{s:02} llm-two systemd[1]: {event}"
+        );
+        self.emit()
+    }
+
+    /// One draw of the mix: a failure traceback, an NCCL line, a warning or an INFO line.
+    fn draw(&mut self, mix: &Mix) -> io::Result<()> {
+        let r = self.rng.u32(0..8);
+        let pid = 216050 + r;
+        let worker = format!("(Worker_TP{r} pid={pid}) ");
+        match self.rng.u32(0..10_000) {
+            0 => {
+                for t in OOM {
+                    self.vllm_line(pid, r, &worker, t, 0)?;
+                }
+                Ok(())
+            }
+            d if d <= NCCL_DRAWS => {
+                let t = NCCL[self.rng.usize(0..NCCL.len())];
+                let hex = self.rng.u64(..);
+                self.vllm_line(pid, r, "", t, hex)
+            }
+            d if d <= NCCL_DRAWS + mix.warn_draws => {
+                let t = mix.warning(self.rng.usize(0..mix.warning_count()));
+                let hex = self.rng.u64(..);
+                self.vllm_line(pid, r, &worker, t, hex)
+            }
+            _ => {
+                let t = INFO[self.rng.usize(0..INFO.len())];
+                let api = ["Received request", "POST", "Engine 000"]
+                    .iter()
+                    .any(|k| t.contains(k));
+                let tag = if api {
+                    "(APIServer pid=215890) "
+                } else {
+                    &worker
+                };
+                let hex = self.rng.u64(..);
+                self.vllm_line(pid, r, tag, t, hex)
+            }
+        }
+    }
+}
+
+/// Writes a generated log of `profile` of about `bytes` bytes; the same seed, size and
+/// profile give the same bytes.
+pub fn write_profile_log(
+    out: &mut dyn Write,
+    bytes: u64,
+    seed: u64,
+    profile: LogProfile,
+) -> io::Result<u64> {
+    let mix = profile.mix();
+    let mut g = LogGen {
+        rng: fastrand::Rng::with_seed(seed),
+        w: io::BufWriter::with_capacity(1 << 20, out),
+        line: String::with_capacity(512),
+        secs: 23 * 3600 + 22 * 60,
+        written: 0,
+    };
+    let mut n: u64 = 0;
+    while g.written < bytes {
+        n += 1;
+        if n.is_multiple_of(97) {
+            g.secs += 1;
+        }
+        g.draw(&mix)?;
         if n.is_multiple_of(500_000) {
             // a service restart now and then
             for ev in [
@@ -118,15 +243,12 @@ pub fn write_log(out: &mut dyn Write, bytes: u64, seed: u64) -> io::Result<u64> 
                 "vllm.service: Scheduled restart job, restart counter is at 1.",
                 "Started vllm.service - vLLM.",
             ] {
-                line.clear();
-                let _ = writeln!(line, "Feb 20 {h:02}:{m:02}:{s:02} llm-two systemd[1]: {ev}");
-                w.write_all(line.as_bytes())?;
-                written += line.len() as u64;
+                g.systemd_line(ev)?;
             }
         }
     }
-    w.flush()?;
-    Ok(written)
+    g.w.flush()?;
+    Ok(g.written)
 }
 
 const WORDS: &[&str] = &[
@@ -229,6 +351,22 @@ mod tests {
         let mut c = Vec::new();
         write_log(&mut c, 200_000, 8).expect("gen");
         assert_ne!(a, c);
+    }
+
+    #[test]
+    fn the_warnings_profile_is_a_quarter_warnings() {
+        let mut v = Vec::new();
+        write_profile_log(&mut v, 2_000_000, 1, LogProfile::Warnings).expect("gen");
+        let text = String::from_utf8(v).expect("utf-8");
+        let lines = text.lines().count();
+        let warnings = text.lines().filter(|l| l.contains(" WARNING ")).count();
+        let share = warnings as f64 / lines as f64;
+        assert!((0.22..0.28).contains(&share), "{warnings}/{lines}");
+        let mut serving = Vec::new();
+        write_profile_log(&mut serving, 2_000_000, 1, LogProfile::Serving).expect("gen");
+        let text = String::from_utf8(serving).expect("utf-8");
+        let warnings = text.lines().filter(|l| l.contains(" WARNING ")).count();
+        assert!(warnings * 20 < text.lines().count(), "{warnings}");
     }
 
     #[test]

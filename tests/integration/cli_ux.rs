@@ -610,3 +610,82 @@ fn corpus_run_draws_no_bar_when_stderr_is_not_a_terminal() {
         stderr(&o)
     );
 }
+
+/// The completion scripts are generated from the clap definition and parse in their
+/// shell (bash always; zsh and fish when installed, as CI installs them).
+#[test]
+fn completion_scripts_parse_in_their_shells() {
+    for (shell, check) in [("bash", "bash"), ("zsh", "zsh"), ("fish", "fish")] {
+        let o = crashdoc()
+            .args(["completions", shell])
+            .output()
+            .expect("run");
+        assert_eq!(code(&o), 0, "{shell}: {}", stderr(&o));
+        let script = String::from_utf8(o.stdout).expect("utf-8");
+        for sub in ["diagnose", "explain", "preflight", "corpus"] {
+            assert!(script.contains(sub), "{shell} script lacks {sub}");
+        }
+        if std::process::Command::new(check)
+            .arg("-c")
+            .arg("true")
+            .output()
+            .is_err()
+        {
+            continue; // the shell is not installed here
+        }
+        let dir = tempfile::tempdir().expect("tmp");
+        let f = dir.path().join(format!("crashdoc.{shell}"));
+        std::fs::write(&f, &script).expect("write");
+        let parsed = std::process::Command::new(check)
+            .arg("-n")
+            .arg(&f)
+            .output()
+            .expect("shell");
+        assert!(
+            parsed.status.success(),
+            "{shell} -n: {}",
+            String::from_utf8_lossy(&parsed.stderr)
+        );
+    }
+    let o = crashdoc()
+        .args(["completions", "tcsh"])
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 2);
+}
+
+/// `crashdoc man` is a roff page naming every subcommand; `crashdoc man sig test` is that
+/// subcommand's page; an unknown subcommand is an input error that lists the known ones.
+#[test]
+fn man_pages_cover_every_subcommand() {
+    let o = crashdoc().arg("man").output().expect("run");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let page = String::from_utf8(o.stdout).expect("utf-8");
+    assert!(
+        page.contains(".TH crashdoc 1"),
+        "{}",
+        &page[..200.min(page.len())]
+    );
+    for sub in [
+        "diagnose",
+        "extract",
+        "sig",
+        "corpus",
+        "explain",
+        "preflight",
+        "rules",
+    ] {
+        assert!(page.contains(sub), "man page lacks {sub}");
+    }
+    let o = crashdoc()
+        .args(["man", "sig", "test"])
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let page = String::from_utf8(o.stdout).expect("utf-8");
+    assert!(page.contains(".TH crashdoc-sig-test 1"));
+    assert!(page.contains("\\-\\-filter"), "the options are listed");
+    let o = crashdoc().args(["man", "nope"]).output().expect("run");
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("no such subcommand") && stderr(&o).contains("diagnose"));
+}
