@@ -195,7 +195,9 @@ pub fn run_extract(a: &ExtractArgs) -> anyhow::Result<ExitCode> {
         };
         let out = match a.format {
             ExtractFormat::Text => report::text::render_extraction(&s.name(), &x, style),
-            ExtractFormat::Json => serde_json::to_string_pretty(&x)? + "\n",
+            ExtractFormat::Json => {
+                serde_json::to_string_pretty(&report::wire::Extraction::from(&x))? + "\n"
+            }
         };
         stdout.write_all(out.as_bytes())?;
     }

@@ -17,6 +17,7 @@ pub mod inputs;
 mod install;
 pub mod output;
 pub mod preflight;
+mod schema;
 pub mod sig;
 mod sig_diff;
 mod suggest;
@@ -90,6 +91,9 @@ pub enum Command {
     /// Work with the compatibility rules.
     #[command(subcommand)]
     Rules(preflight::RulesCommand),
+    /// Print the JSON Schema of a format: the diagnosis output (`--format json`), a
+    /// signature file or a rule file.
+    Schema(schema::SchemaArgs),
     /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(install::CompletionsArgs),
     /// Print the man page (roff), of crashdoc or of a subcommand.
@@ -310,6 +314,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Explain(a)) => contrib::run_explain(&a),
         Some(Command::Preflight(a)) => preflight::run_preflight(&a),
         Some(Command::Rules(c)) => preflight::run_rules(c),
+        Some(Command::Schema(a)) => schema::run_schema(&a),
         Some(Command::Completions(a)) => install::run_completions(&a),
         Some(Command::Man(a)) => install::run_man(&a),
     }

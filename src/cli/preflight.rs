@@ -17,6 +17,7 @@ use crate::engine::findings;
 use crate::env::{read_env_file, Facts};
 use crate::knowledge::rules::{self, Rules, RulesSource};
 use crate::knowledge::text::escape_control;
+use crate::report::wire;
 use crate::tools::rules_test;
 
 /// Which rules to load.
@@ -110,11 +111,13 @@ pub fn run_preflight(a: &PreflightArgs) -> anyhow::Result<ExitCode> {
     let failing = findings.iter().filter(|f| f.fails() || a.strict).count();
     match a.format {
         PreflightFormat::Json => {
+            let findings: Vec<wire::Finding> = findings.iter().map(wire::Finding::from).collect();
             let v = serde_json::json!({
+                "version": wire::VERSION,
                 "ok": failing == 0,
                 "findings": findings,
                 "notes": notes,
-                "environment": facts,
+                "environment": wire::Environment::from(&facts),
             });
             super::print(&(serde_json::to_string_pretty(&v)? + "\n"))?;
         }

@@ -195,7 +195,8 @@ pub fn run(c: SigCommand) -> anyhow::Result<ExitCode> {
                     && files.as_ref().is_none_or(|fs| fs.contains(&s.file))
             });
             if a.format == TestFormat::Json {
-                super::print(&(serde_json::to_string_pretty(&report)? + "\n"))?;
+                let v = crate::report::wire::Versioned::new(&report);
+                super::print(&(serde_json::to_string_pretty(&v)? + "\n"))?;
                 return Ok(ExitCode::from(if report.failed == 0 {
                     EXIT_FOUND
                 } else {

@@ -5,6 +5,7 @@ pub mod github;
 pub mod markdown;
 pub mod sarif;
 pub mod text;
+pub mod wire;
 
 use crate::engine::diagnosis::Diagnosis;
 
@@ -33,7 +34,8 @@ pub trait Render {
     }
 }
 
-/// JSON per the contract in README.md, pretty-printed, one document per input.
+/// JSON per the contract of [`wire`] (README.md, `crashdoc schema diagnosis`),
+/// pretty-printed, one document per input.
 pub struct Json;
 
 impl Render for Json {
@@ -50,16 +52,16 @@ pub struct Jsonl;
 
 impl Render for Jsonl {
     fn one(&self, d: &Diagnosis) -> Result<String, RenderError> {
-        Ok(serde_json::to_string(d)? + "\n")
+        Ok(serde_json::to_string(&wire::Diagnosis::from(d))? + "\n")
     }
     fn separator(&self) -> &'static str {
         ""
     }
 }
 
-/// The JSON report (pretty-printed).
+/// The JSON report (pretty-printed): the [`wire::Diagnosis`] of `d`.
 pub fn json(d: &Diagnosis) -> Result<String, serde_json::Error> {
-    serde_json::to_string_pretty(d)
+    serde_json::to_string_pretty(&wire::Diagnosis::from(d))
 }
 
 /// A remediation step's `when:` as a phrase: `when the unit runs under systemd`, but

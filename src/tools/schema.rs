@@ -13,3 +13,10 @@ pub fn schema_json() -> String {
     s.push('\n');
     s
 }
+
+/// The JSON Schema of a compatibility rule file
+/// ([`RuleFile`](crate::knowledge::rules::RuleFile)), pretty-printed with a final newline.
+pub fn rules_schema_json() -> Result<String, serde_json::Error> {
+    let schema = schemars::schema_for!(crate::knowledge::rules::RuleFile);
+    Ok(serde_json::to_string_pretty(&schema)? + "\n")
+}

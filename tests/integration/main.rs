@@ -19,6 +19,7 @@ mod metamorphic;
 mod prefilter_oracle;
 mod properties;
 mod remediation_safety;
+mod schema;
 mod security;
 mod sig_diff;
 mod signature_errors;

@@ -12,11 +12,11 @@ use crate::knowledge::signature::table::Layer;
 use crate::knowledge::signature::{Library, Severity};
 
 /// The highest score of a fuzzy match (`medium` ends below 0.75).
-pub const FUZZY_MAX_SCORE: f64 = 0.74;
+pub const FUZZY_MAX_SCORE: f64 = super::WEIGHTS.fuzzy_max;
 /// Folds followed from a consequence to its root cause.
 const MAX_HOPS: usize = 8;
 /// The highest score of a fallback (`low` ends below 0.5).
-pub const FALLBACK_MAX_SCORE: f64 = 0.45;
+pub const FALLBACK_MAX_SCORE: f64 = super::WEIGHTS.fallback_max;
 
 /// How a ranked cause was found: `None` when by its own conditions on the text.
 fn via_of(m: &Matches, r: &Ranked) -> Option<Via> {
@@ -244,7 +244,11 @@ fn fallbacks(lib: &Library, m: &Matches, ranked: &mut Vec<Ranked>) {
         .map(|r| r.score)
         .fold(f64::INFINITY, f64::min);
     for r in ranked.iter_mut().filter(|r| is_fallback(r.signature)) {
-        r.score = r.score.min(FALLBACK_MAX_SCORE).min(floor - 0.01).max(0.0);
+        r.score = r
+            .score
+            .min(FALLBACK_MAX_SCORE)
+            .min(floor - super::WEIGHTS.below_signatures)
+            .max(0.0);
     }
 }
 

@@ -15,7 +15,8 @@
 //!
 //! Benign signatures never rank: they are explained noise. Ties break on the first
 //! line, then the signature id, so the order is deterministic. Confidence is `high`
-//! from 0.75, `medium` from 0.5, else `low`.
+//! from 0.75, `medium` from 0.5, else `low`. Every weight, cap and threshold is in one
+//! named table, [`WEIGHTS`].
 
 pub mod layers;
 
@@ -40,9 +41,9 @@ pub enum Confidence {
 
 impl Confidence {
     pub fn of(score: f64) -> Self {
-        if score >= 0.75 {
+        if score >= WEIGHTS.high_from {
             Confidence::High
-        } else if score >= 0.5 {
+        } else if score >= WEIGHTS.medium_from {
             Confidence::Medium
         } else {
             Confidence::Low
@@ -119,31 +120,126 @@ impl Ranked {
     }
 }
 
+/// Every number a score is made of, in one table. A cause's score is
+/// `place × order × consequence × severity × specificity × layer`, plus the spread bonus,
+/// capped (see the module documentation); [`Confidence::of`] reads it. Changing a weight
+/// moves the corpus figures: run `crashdoc corpus run corpus/ --baseline
+/// corpus/baseline.json` and explain every change.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Weights {
+    /// Place: the primary exception of a traceback or exception failure.
+    pub primary_exception: f64,
+    /// Place: another exception of the chain.
+    pub chain_exception: f64,
+    /// Place: a failure without an exception (signal, systemd, NCCL block, error line).
+    pub failure_line: f64,
+    /// Place: a warning.
+    pub warning_place: f64,
+    /// Place: a line of a failure read as text (the parse did not match, the text did).
+    pub failure_text: f64,
+    /// Place: a line that is part of no failure.
+    pub loose_line: f64,
+    /// Order: a failure that is not the first of its crash attempt.
+    pub later_failure: f64,
+    /// A failure the log shows following another one.
+    pub consequence: f64,
+    /// Severity `fatal`.
+    pub fatal: f64,
+    /// Severity `error`.
+    pub error: f64,
+    /// Severity `warning`.
+    pub warning: f64,
+    /// Severity `benign` (never ranked: explained noise).
+    pub benign: f64,
+    /// Specificity: `base + step × specificity`, at most 1 (regexes with captures count
+    /// more than keywords).
+    pub specificity_base: f64,
+    pub specificity_step: f64,
+    /// Layer: an entry of a code table knows the code, not the context (a signature on
+    /// the same failure ranks first). Signatures and fallbacks weigh 1.
+    pub table_entry: f64,
+    /// Spread bonus per stream beyond the first, and its most.
+    pub per_stream: f64,
+    pub max_stream_bonus: f64,
+    /// Spread bonus per crash attempt beyond the first, and its most.
+    pub per_attempt: f64,
+    pub max_attempt_bonus: f64,
+    /// A consequence whose cause is unknown (not folded under it) is discounted.
+    pub unknown_cause: f64,
+    /// `max_confidence: low`: the highest score (just under `medium_from`).
+    pub cap_low: f64,
+    /// `max_confidence: medium`: the highest score (just under `high_from`).
+    pub cap_medium: f64,
+    /// The highest score of a fuzzy match (`medium` at most).
+    pub fuzzy_max: f64,
+    /// The highest score of a fallback (`low`).
+    pub fallback_max: f64,
+    /// A fallback ranks at least this far below every signature cause.
+    pub below_signatures: f64,
+    /// Confidence `high` from this score.
+    pub high_from: f64,
+    /// Confidence `medium` from this score (else `low`).
+    pub medium_from: f64,
+}
+
+/// The ranking weights.
+pub const WEIGHTS: Weights = Weights {
+    primary_exception: 1.0,
+    chain_exception: 0.85,
+    failure_line: 0.8,
+    warning_place: 0.65,
+    failure_text: 0.7,
+    loose_line: 0.6,
+    later_failure: 0.9,
+    consequence: 0.6,
+    fatal: 1.0,
+    error: 0.9,
+    warning: 0.75,
+    benign: 0.0,
+    specificity_base: 0.8,
+    specificity_step: 0.05,
+    table_entry: 0.85,
+    per_stream: 0.01,
+    max_stream_bonus: 0.03,
+    per_attempt: 0.02,
+    max_attempt_bonus: 0.04,
+    unknown_cause: 0.75,
+    cap_low: 0.49,
+    cap_medium: 0.74,
+    fuzzy_max: 0.74,
+    fallback_max: 0.45,
+    below_signatures: 0.01,
+    high_from: 0.75,
+    medium_from: 0.5,
+};
+
 fn place_weight(p: Place, first: bool, consequence: bool) -> f64 {
+    let w = &WEIGHTS;
     let base = match p {
-        Place::PrimaryException => 1.0,
-        Place::ChainException => 0.85,
-        Place::FailureLine => 0.8,
-        Place::Warning => 0.65,
-        Place::FailureText => 0.7,
-        Place::LooseLine => 0.6,
+        Place::PrimaryException => w.primary_exception,
+        Place::ChainException => w.chain_exception,
+        Place::FailureLine => w.failure_line,
+        Place::Warning => w.warning_place,
+        Place::FailureText => w.failure_text,
+        Place::LooseLine => w.loose_line,
     };
-    let order = if first { 1.0 } else { 0.9 };
-    let conseq = if consequence { 0.6 } else { 1.0 };
+    let order = if first { 1.0 } else { w.later_failure };
+    let conseq = if consequence { w.consequence } else { 1.0 };
     base * order * conseq
 }
 
 fn severity_weight(s: Severity) -> f64 {
     match s {
-        Severity::Fatal => 1.0,
-        Severity::Error => 0.9,
-        Severity::Warning => 0.75,
-        Severity::Benign => 0.0,
+        Severity::Fatal => WEIGHTS.fatal,
+        Severity::Error => WEIGHTS.error,
+        Severity::Warning => WEIGHTS.warning,
+        Severity::Benign => WEIGHTS.benign,
     }
 }
 
 fn specificity_weight(sig: &Signature) -> f64 {
-    (0.8 + 0.05 * f64::from(sig.specificity)).min(1.0) * layer_weight(&sig.layer)
+    (WEIGHTS.specificity_base + WEIGHTS.specificity_step * f64::from(sig.specificity)).min(1.0)
+        * layer_weight(&sig.layer)
 }
 
 /// A code table's entry knows the code, not the context: a signature on the same
@@ -151,7 +247,7 @@ fn specificity_weight(sig: &Signature) -> f64 {
 fn layer_weight(layer: &Layer) -> f64 {
     match layer {
         Layer::Signature => 1.0,
-        Layer::Table(_) => 0.85,
+        Layer::Table(_) => WEIGHTS.table_entry,
         Layer::Fallback => 1.0,
     }
 }
@@ -159,10 +255,17 @@ fn layer_weight(layer: &Layer) -> f64 {
 /// The highest score a signature's confidence cap allows (just under the next level).
 fn score_cap(cap: Option<ConfidenceCap>) -> f64 {
     match cap {
-        Some(ConfidenceCap::Low) => 0.49,
-        Some(ConfidenceCap::Medium) => 0.74,
+        Some(ConfidenceCap::Low) => WEIGHTS.cap_low,
+        Some(ConfidenceCap::Medium) => WEIGHTS.cap_medium,
         Some(ConfidenceCap::High) | None => 1.0,
     }
+}
+
+/// The bonus of several streams or attempts showing the same failure.
+fn spread_bonus(streams: usize, attempts: usize) -> f64 {
+    let w = &WEIGHTS;
+    (streams.saturating_sub(1) as f64 * w.per_stream).min(w.max_stream_bonus)
+        + (attempts.saturating_sub(1) as f64 * w.per_attempt).min(w.max_attempt_bonus)
 }
 
 /// Evidence lines kept per cause.
@@ -247,8 +350,7 @@ pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
     for r in &mut ranked {
         r.evidence.sort_by_key(|e| e.line);
         // several streams or attempts showing the same failure make it surer
-        let spread = (r.streams.len().saturating_sub(1) as f64 * 0.01).min(0.03)
-            + (r.attempts.len().saturating_sub(1) as f64 * 0.02).min(0.04);
+        let spread = spread_bonus(r.streams.len(), r.attempts.len());
         let cap = score_cap(lib.signatures[r.signature].max_confidence);
         r.score = (r.score + spread).min(1.0).min(cap);
     }
@@ -437,7 +539,7 @@ fn fold_consequences(lib: &Library, x: &Extraction, ranked: &mut [Ranked]) {
     for r in ranked.iter_mut() {
         let sig = &lib.signatures[r.signature];
         if r.folded_under.is_none() && !sig.consequence_of.is_empty() {
-            r.score *= 0.75;
+            r.score *= WEIGHTS.unknown_cause;
         }
     }
 }
@@ -462,4 +564,24 @@ pub fn order(lib: &Library, ranked: &mut [Ranked]) {
                     .cmp(&lib.signatures[b.signature].id),
             )
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Confidence, WEIGHTS};
+
+    /// Each cap ends just under the confidence level it keeps a cause below.
+    #[test]
+    fn caps_sit_under_the_confidence_levels() {
+        let w = WEIGHTS;
+        assert_eq!(Confidence::of(w.cap_low), Confidence::Low);
+        assert_eq!(Confidence::of(w.cap_medium), Confidence::Medium);
+        assert_eq!(Confidence::of(w.fuzzy_max), Confidence::Medium);
+        assert_eq!(Confidence::of(w.fallback_max), Confidence::Low);
+        assert_eq!(
+            Confidence::of(w.primary_exception * w.fatal),
+            Confidence::High
+        );
+        assert!(w.medium_from < w.high_from);
+    }
 }
