@@ -80,6 +80,18 @@ pub struct Head {
     pub indent: usize,
     /// A complete traceback frame line (`…, line 12, in run`).
     pub frame: bool,
+    /// Bytes of markdown quote markers (`> `, `> > `) before the text.
+    pub quote: usize,
+}
+
+/// Bytes of markdown quote markers (`> `, nested `> > `) a pasted line starts with: a
+/// quoted paste is cut and rejoined inside its quote.
+pub fn quote_len(bytes: &[u8]) -> usize {
+    let mut n = 0;
+    while bytes[n..].starts_with(b"> ") {
+        n += 2;
+    }
+    n
 }
 
 /// What the stage has learned of the input's widths.
@@ -154,7 +166,7 @@ fn ruled(bytes: &[u8]) -> bool {
     let t = bytes.trim_ascii();
     match (t.first(), t.last()) {
         (_, Some(b'|')) => true,
-        (Some(a), Some(b)) => a == b && a.is_ascii_punctuation(),
+        (Some(a), Some(b)) => a == b && b"+|=-*#~_".contains(a),
         _ => false,
     }
 }
@@ -190,7 +202,9 @@ fn complete_frame(bytes: &[u8]) -> bool {
 impl Widths {
     /// Notes a physical line's width and says whether it may be the head of a wrap.
     /// Every physical line passes here once, in order.
-    pub fn observe(&mut self, bytes: &[u8]) -> Option<Head> {
+    pub fn observe(&mut self, line: &[u8]) -> Option<Head> {
+        let quote = quote_len(line);
+        let bytes = &line[quote..];
         let n = bytes.len();
         let soft_end = n >= MIN_SOFT && bytes[n - 1] == b' ' && bytes[n - 2] != b' ';
         if n < MIN_HARD && !soft_end {
@@ -221,6 +235,7 @@ impl Widths {
             soft,
             indent: indent_of(bytes),
             frame: complete_frame(bytes),
+            quote,
         })
     }
 
@@ -237,6 +252,12 @@ impl Widths {
     /// Whether `next` continues the cut `head` (the last piece of the logical line
     /// `first`); how to join it when it does.
     pub fn continues(&self, first: &[u8], head: Head, next: &[u8]) -> Option<Join> {
+        // inside a quote, the continuation is quoted alike
+        let q = head.quote;
+        if quote_len(next) != q || next.get(..q) != first.get(..q) {
+            return None;
+        }
+        let (first, next) = (&first[q..], &next[q..]);
         let body = next.trim_ascii_start();
         if body.is_empty() || ruled(next) || same_start(first, next) {
             return None;
@@ -412,9 +433,10 @@ impl<'r> Rejoiner<'r> {
                 break;
             };
             head = self.widths.observe(&self.ahead);
+            let unquoted = &self.ahead[h.quote..];
             let tail = match join {
-                Join::Hard => &self.ahead[..],
-                Join::Soft => self.ahead.trim_ascii_start(),
+                Join::Hard => unquoted,
+                Join::Soft => unquoted.trim_ascii_start(),
             };
             self.cur.extend_from_slice(tail);
             self.joins += 1;

@@ -148,7 +148,7 @@ fn tables_and_rules_are_never_joined() {
 
 #[test]
 fn a_width_ruled_out_by_a_longer_line_is_not_a_wrap() {
-    let long = "y".repeat(200);
+    let long = "y".repeat(250);
     let eighty = "z".repeat(80);
     let text = format!("{long}\n{eighty}\ncontinuation?\n");
     assert_eq!(logical(&text).len(), 3);
@@ -237,4 +237,13 @@ fn a_complete_frame_and_its_indented_source_line_are_not_joined() {
     let v = logical(&format!("{cut}\nkv_cache_configs\n"));
     assert_eq!(v.len(), 1);
     assert!(v[0].1.ends_with("in get_kv_cache_configs"));
+}
+
+#[test]
+fn a_quoted_paste_is_rejoined_inside_its_quote() {
+    let quoted: String = hard(LONG, 80).lines().map(|l| format!("> {l}\n")).collect();
+    assert_eq!(texts(&logical(&quoted)), [format!("> {LONG}").as_str()]);
+    // a quoted line and an unquoted one are not one line
+    let text = format!("> {}\nnot quoted\n", "x".repeat(80));
+    assert_eq!(logical(&text).len(), 2);
 }
