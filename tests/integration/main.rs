@@ -17,6 +17,7 @@ mod matching;
 mod metamorphic;
 mod prefilter_oracle;
 mod properties;
+mod rejoin;
 mod remediation_safety;
 mod security;
 mod sig_diff;
