@@ -153,8 +153,22 @@ impl LineReader {
     /// most lines only this way. [`RawLine::clean`] is the text when it needs no
     /// cleaning (valid UTF-8 without escapes or NULs).
     pub fn next_raw(&mut self) -> Result<Option<RawLine<'_>>, IngestError> {
-        self.buf.clear();
-        let truncated = match read_bounded_line(&mut self.inner, &mut self.buf, MAX_LINE_BYTES) {
+        let mut buf = std::mem::take(&mut self.buf);
+        let read = self.read_into(&mut buf);
+        self.buf = buf;
+        Ok(read?.map(|p| RawLine {
+            number: p.number,
+            bytes: &self.buf,
+            truncated: p.truncated,
+        }))
+    }
+
+    /// Reads the next line into `out` (cleared first, no terminator, `\r` dropped) and
+    /// returns its number; `Ok(None)` at the end of the input. The rejoin stage
+    /// ([`crate::engine::rejoin`]) reads ahead with it into buffers of its own.
+    pub fn read_into(&mut self, out: &mut Vec<u8>) -> Result<Option<Physical>, IngestError> {
+        out.clear();
+        let truncated = match read_bounded_line(&mut self.inner, out, MAX_LINE_BYTES) {
             Ok(Some(t)) => t,
             Ok(None) => return Ok(None),
             Err(source) => {
@@ -166,12 +180,11 @@ impl LineReader {
             }
         };
         self.number += 1;
-        if self.buf.last() == Some(&b'\r') {
-            self.buf.pop();
+        if out.last() == Some(&b'\r') {
+            out.pop();
         }
-        Ok(Some(RawLine {
+        Ok(Some(Physical {
             number: self.number,
-            bytes: &self.buf,
             truncated,
         }))
     }
@@ -197,6 +210,15 @@ fn other_compression(head: &[u8]) -> Option<(&'static str, &'static str)> {
         && (b'1'..=b'9').contains(&head[3])
         && (head[4..10] == *BZ2_BLOCK || head[4..10] == *BZ2_END);
     bz2.then_some(("bzip2", "bzip2"))
+}
+
+/// What [`LineReader::read_into`] tells of the line it read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Physical {
+    /// 1-based line number within the input.
+    pub number: usize,
+    /// Bytes dropped past [`MAX_LINE_BYTES`].
+    pub truncated: usize,
 }
 
 /// A line borrowed from the reader's buffer.

@@ -1,12 +1,16 @@
 //! The engine: one input from bytes to a diagnosis. Imports from [`crate::knowledge`] and
 //! [`crate::env`] only; its stages depend one way, in this order:
 //!
-//! [`ingest`] → [`normalize`] → [`extract`] → [`matcher`] → [`rank`] → [`findings`],
+//! [`ingest`] → [`normalize`] → [`rejoin`] → [`extract`] → [`matcher`] → [`rank`] → [`findings`],
 //! [`diagnosis`] → [`pipeline`] (which wires them for one input).
 
 pub mod ingest;
 
 pub mod normalize;
+
+/// Lines cut at a fixed width put back together (read before [`normalize`] in the
+/// pipeline; it uses [`normalize`] to tell a new record from a continuation).
+pub mod rejoin;
 
 pub mod extract;
 

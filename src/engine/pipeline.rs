@@ -1,4 +1,4 @@
-//! The pipeline for one input: ingest → normalize → extract (+ loose-line matching) →
+//! The pipeline for one input: ingest → rejoin (lines cut at a fixed width) → normalize → extract (+ loose-line matching) →
 //! match failures → rank → diagnosis. One pass over the log; only failures and the
 //! matches of loose lines are kept. Environment reports inside the log (pip list,
 //! collect_env, nvidia-smi…) are read in the same pass ([`crate::env::Scanner`]) and
@@ -10,6 +10,7 @@ use crate::engine::ingest::{IngestError, LineReader, RawLine};
 use crate::engine::matcher::{Compiled, EngineKind, Matcher, Matches, Prefilter};
 use crate::engine::normalize::{self, Level};
 use crate::engine::rank;
+use crate::engine::rejoin::Rejoiner;
 use crate::env::{Facts, Scanner};
 use crate::knowledge::rules::Rules;
 
@@ -199,6 +200,8 @@ impl<'c> Engine<'c> {
             scan: Scanner::new(&format!("{} (log)", reader.name())),
             matching,
         };
+        // lines a terminal or a paste cut at a fixed width are read as the line they were
+        let reader = &mut Rejoiner::new(reader);
         let mut parallel = false;
         while let Some(raw) = reader.next_raw()? {
             let number = raw.number;
@@ -270,7 +273,7 @@ impl<'c> Engine<'c> {
     /// most 1 MiB plus one line in flight).
     fn pass_parallel(
         &mut self,
-        reader: &mut LineReader,
+        reader: &mut Rejoiner<'_>,
         st: &mut PassState,
     ) -> Result<(), IngestError> {
         // the DFA is built once per compiled library, in the background

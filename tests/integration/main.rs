@@ -18,6 +18,7 @@ mod matching;
 mod metamorphic;
 mod prefilter_oracle;
 mod properties;
+mod rejoin;
 mod remediation_safety;
 mod schema;
 mod security;

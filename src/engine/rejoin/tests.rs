@@ -1,0 +1,249 @@
+//! Every input here is CONSTRUCTED: a line (or a log of a few lines) cut the way a
+//! terminal (`fold -w`), `fold -s` or an editor's hanging indent cuts it, and logs whose
+//! ordinary lines must not be merged.
+
+use super::*;
+
+/// The logical lines of `text`: (number, text).
+fn logical(text: &str) -> Vec<(usize, String)> {
+    let mut r = LineReader::from_reader(
+        Box::new(std::io::Cursor::new(text.as_bytes().to_vec())),
+        "t".into(),
+    )
+    .expect("open");
+    let mut j = Rejoiner::new(&mut r);
+    let mut out = Vec::new();
+    while let Some(l) = j.next_raw().expect("read") {
+        out.push((l.number, String::from_utf8_lossy(l.bytes).into_owned()));
+    }
+    out
+}
+
+/// Cuts `line` every `w` characters (`fold -w`).
+fn hard(line: &str, w: usize) -> String {
+    let c: Vec<char> = line.chars().collect();
+    c.chunks(w)
+        .map(|p| p.iter().collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Cuts `line` at the last space that keeps a piece within `w` (`fold -s`: the space
+/// stays at the end of the piece); `pad` starts every continuation.
+fn soft(line: &str, w: usize, pad: &str) -> String {
+    let mut out = Vec::new();
+    let mut rest = line.to_string();
+    let mut first = true;
+    loop {
+        let room = if first { w } else { w - pad.len() };
+        let lead = if first { "" } else { pad };
+        if rest.len() <= room {
+            out.push(format!("{lead}{rest}"));
+            break;
+        }
+        let at = rest[..=room].rfind(' ').map_or(room, |i| i + 1);
+        out.push(format!("{lead}{}", &rest[..at]));
+        rest = rest[at..].to_string();
+        first = false;
+    }
+    out.join("\n")
+}
+
+const LONG: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.02 GiB is free. Including non-PyTorch memory, this process has 78.12 GiB memory in use.";
+
+fn texts(v: &[(usize, String)]) -> Vec<&str> {
+    v.iter().map(|(_, t)| t.as_str()).collect()
+}
+
+#[test]
+fn a_hard_wrap_at_a_common_width_is_rejoined_and_keeps_its_first_line_number() {
+    for w in [80, 100, 120, 160] {
+        let text = format!("start\n{}\nnext line\n", hard(LONG, w));
+        let v = logical(&text);
+        assert_eq!(texts(&v), ["start", LONG, "next line"], "width {w}");
+        let pieces = LONG.len().div_ceil(w);
+        assert_eq!(v[1].0, 2, "the first physical line's number");
+        assert_eq!(
+            v[2].0,
+            2 + pieces,
+            "the next line keeps its physical number"
+        );
+    }
+}
+
+#[test]
+fn a_soft_wrap_at_spaces_is_rejoined_with_and_without_hanging_indent() {
+    for (w, pad) in [(80, ""), (120, "  "), (160, "")] {
+        let text = format!("{}\n", soft(LONG, w, pad));
+        assert!(text.lines().count() > 1 || w == 160 && LONG.len() <= 160);
+        assert_eq!(texts(&logical(&text)), [LONG], "width {w} pad {pad:?}");
+    }
+}
+
+#[test]
+fn an_indented_frame_cut_with_a_hanging_indent_rejoins_without_the_indent() {
+    let frame = "  File \"/usr/local/lib/python3.12/site-packages/vllm/v1/engine/core.py\", line 498, in run_engine_core";
+    let text = format!("{}\n", soft(frame, 80, "    "));
+    assert_eq!(texts(&logical(&text)), [frame]);
+}
+
+#[test]
+fn a_repeated_uncommon_width_is_learned() {
+    // two lines cut at 94 columns: the first cut shows the width, the second is joined
+    let a = format!("{}\n", hard(LONG, 94));
+    let text = format!("{}{a}", "x".repeat(94) + "\n");
+    let v = logical(&text);
+    assert_eq!(v.last().map(|(_, t)| t.as_str()), Some(LONG));
+}
+
+#[test]
+fn records_of_one_length_are_not_merged() {
+    // every line is 80 characters and starts with a timestamp and a level
+    let line = |i: usize| {
+        let l = format!(
+            "2025-01-02 03:04:{i:02} INFO worker step {i} finished, tokens processed: 1024"
+        );
+        format!("{l:<80}")
+    };
+    let text: String = (0..5).map(|i| line(i) + "\n").collect();
+    let v = logical(&text);
+    assert_eq!(v.len(), 5);
+    for (n, (number, t)) in v.iter().enumerate() {
+        assert_eq!(*number, n + 1);
+        assert_eq!(t.chars().count(), 80);
+    }
+}
+
+#[test]
+fn traceback_lines_and_exception_lines_start_their_own_record() {
+    let head = format!(
+        "{:<80}",
+        "ERROR 01-02 03:04:05 [core.py:512] EngineCore failed to start, see the trace"
+    );
+    for next in [
+        "Traceback (most recent call last):",
+        "  File \"/app/main.py\", line 3, in <module>",
+        "RuntimeError: CUDA error: out of memory",
+        "During handling of the above exception, another exception occurred:",
+        "[rank0]: RuntimeError: boom",
+        "(EngineCore_DP0 pid=12) ERROR 01-02 03:04:05 [core.py:1] x",
+    ] {
+        let v = logical(&format!("{head}\n{next}\n"));
+        assert_eq!(v.len(), 2, "{next:?} was joined");
+    }
+}
+
+#[test]
+fn tables_and_rules_are_never_joined() {
+    // nvidia-smi's rows are all one width
+    let rule = format!("+{}+", "-".repeat(78));
+    let row = format!(
+        "|{:<78}|",
+        " NVIDIA-SMI 550.54.15   Driver Version: 550.54.15   CUDA Version: 12.4"
+    );
+    let banner = "=".repeat(80);
+    let text = format!("{rule}\n{row}\n{rule}\n{banner}\nCollecting environment information\n");
+    assert_eq!(logical(&text).len(), 5);
+}
+
+#[test]
+fn a_width_ruled_out_by_a_longer_line_is_not_a_wrap() {
+    let long = "y".repeat(250);
+    let eighty = "z".repeat(80);
+    let text = format!("{long}\n{eighty}\ncontinuation?\n");
+    assert_eq!(logical(&text).len(), 3);
+}
+
+#[test]
+fn blank_lines_short_lines_and_the_end_of_input_stop_a_join() {
+    let eighty = "w".repeat(80);
+    assert_eq!(logical(&format!("{eighty}\n\nafter\n")).len(), 3);
+    assert_eq!(logical(&format!("{eighty}\n")).len(), 1);
+    assert_eq!(logical(&format!("{eighty}")).len(), 1);
+    assert_eq!(logical("short\nlines\n").len(), 2);
+    assert!(logical("").is_empty());
+}
+
+#[test]
+fn a_soft_head_needs_the_next_word_not_to_fit() {
+    // 60 columns with a trailing space, then a 5-letter word: it would have fit at 80
+    let head = format!("{} ", "a".repeat(59));
+    let text = format!("{head}\nshort words follow\n");
+    assert_eq!(logical(&text).len(), 2);
+    // a 30-letter word would not have fit
+    let text = format!("{head}\n{} tail\n", "b".repeat(30));
+    assert_eq!(logical(&text).len(), 1);
+}
+
+#[test]
+fn columns_skip_escapes_and_count_characters() {
+    assert_eq!(columns(b"\x1b[31mERROR\x1b[0m x"), 7);
+    assert_eq!(columns("héllo".as_bytes()), 5);
+}
+
+#[test]
+fn a_continuation_longer_than_the_width_is_not_one() {
+    let eighty = "v".repeat(80);
+    let longer = "u".repeat(90);
+    assert_eq!(logical(&format!("{eighty}\n{longer}\n")).len(), 2);
+}
+
+#[test]
+fn records_of_one_format_and_foreign_stamps_start_their_own_line() {
+    // progress records of one width; records whose stamp normalize does not peel
+    let step = |i: usize| {
+        format!("step {i:05}/00100 ({i}.00%) | loss: 10.396878 | lrm: 0.00 | dt: 1921.46ms")
+    };
+    let text: String = (1..4).map(|i| format!("{:<80}\n", step(i))).collect();
+    assert_eq!(logical(&text).len(), 3);
+    let head = "x".repeat(80);
+    for next in [
+        "2023-02-02 07:33:14.789112: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1637] Created",
+        "[  +0.000003] pcieport 0000:00:03.0:   device [8086:6f08]",
+        "[2025-02-01 07:03:54 TP0] Load weight end.",
+        "/app/x.py:12: UserWarning: this is deprecated",
+        "\x1b[2m2025-04-14T15:51:47.056968Z\x1b[0m \x1b[32m INFO\x1b[0m shard",
+    ] {
+        assert_eq!(logical(&format!("{head}\n{next}\n")).len(), 2, "{next:?} was joined");
+    }
+}
+
+#[test]
+fn a_repeated_identical_line_does_not_teach_a_width() {
+    // the same 133-column frame twice, then its source line: a traceback, not a wrap
+    let frame = format!(
+        "  File \"/{}/module.py\", line 1779, in _wrapped_call_impl",
+        "p".repeat(74)
+    );
+    let text = format!("{frame}\n    return x\n{frame}\nreturn self._call_impl(*args, **kwargs)\n");
+    assert_eq!(logical(&text).len(), 4);
+    let warn = format!("W: {}", "w".repeat(130));
+    let text = format!("{warn}\n{warn}\ncontinued?\n");
+    assert_eq!(logical(&text).len(), 3);
+}
+
+#[test]
+fn a_complete_frame_and_its_indented_source_line_are_not_joined() {
+    let frame = format!(
+        "  File \"/{}/core.py\", line 31, in <module>",
+        "q".repeat(92)
+    );
+    assert_eq!(frame.len(), 132);
+    let text = format!("{frame}\n    backend = backend(__name__)\n");
+    assert_eq!(logical(&text).len(), 2);
+    // the same frame cut inside the function's name by a 120-column terminal is joined
+    let cut = "(EngineCore pid=3160)   File \"/opt/venv/lib/python3.12/site-packages/vllm/v1/core/kv_cache_utils.py\", line 2193, in get_";
+    assert_eq!(cut.len(), 120);
+    let v = logical(&format!("{cut}\nkv_cache_configs\n"));
+    assert_eq!(v.len(), 1);
+    assert!(v[0].1.ends_with("in get_kv_cache_configs"));
+}
+
+#[test]
+fn a_quoted_paste_is_rejoined_inside_its_quote() {
+    let quoted: String = hard(LONG, 80).lines().map(|l| format!("> {l}\n")).collect();
+    assert_eq!(texts(&logical(&quoted)), [format!("> {LONG}").as_str()]);
+    // a quoted line and an unquoted one are not one line
+    let text = format!("> {}\nnot quoted\n", "x".repeat(80));
+    assert_eq!(logical(&text).len(), 2);
+}
