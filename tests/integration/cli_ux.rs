@@ -581,7 +581,7 @@ fn sig_new_refuses_to_write_outside_a_signature_library() {
     let d = tempfile::TempDir::new().expect("tmp");
     let o = crashdoc()
         .args(["sig", "new", "--from"])
-        .arg(repo("tests/data/contrib/vllm-keyerror-weight-scale.log"))
+        .arg(repo("tests/data/contrib/nanochat-rotary-cache.log"))
         .current_dir(d.path())
         .output()
         .expect("run");

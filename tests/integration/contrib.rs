@@ -24,6 +24,11 @@ fn drafting_library() -> sig::Library {
 
 const LOGS: &[(&str, &str, &[Volatile])] = &[
     (
+        "nanochat-rotary-cache.log",
+        "https://github.com/kwizzlesurp10-ctrl/nanochatkwizzle/blob/369606cff2625517d8e4313bead20cbbfadb1162/browser_pretrain.log",
+        &[Volatile::Number],
+    ),
+    (
         "vllm-keyerror-weight-scale.log",
         "https://github.com/vllm-project/llm-compressor/issues/959",
         &[Volatile::Number],
@@ -62,8 +67,8 @@ const LOGS: &[(&str, &str, &[Volatile])] = &[
 
 #[test]
 fn contributor_path_on_an_unknown_real_log() {
-    let log = format!("{DATA}/vllm-keyerror-weight-scale.log");
-    let src = "https://github.com/vllm-project/llm-compressor/issues/959";
+    let log = format!("{DATA}/nanochat-rotary-cache.log");
+    let src = "https://github.com/kwizzlesurp10-ctrl/nanochatkwizzle/blob/369606cff2625517d8e4313bead20cbbfadb1162/browser_pretrain.log";
     // the library does not know it
     crashdoc()
         .args(["diagnose", "--color", "never", &log])
@@ -122,7 +127,8 @@ fn contributor_path_on_an_unknown_real_log() {
         v["causes"][0]["signature"],
         serde_json::Value::String(id.clone())
     );
-    assert_eq!(v["causes"][0]["captures"]["number"], "0");
+    assert_eq!(v["causes"][0]["captures"]["number"], "2851");
+    assert_eq!(v["causes"][0]["captures"]["number2"], "2560");
 
     // explain agrees
     crashdoc()

@@ -180,7 +180,7 @@ fn output_files_are_replaced_atomically_and_never_written_through_a_symlink() {
 
 #[test]
 fn sig_new_never_writes_through_a_symlink() {
-    let log = repo("tests/data/contrib/vllm-keyerror-weight-scale.log");
+    let log = repo("tests/data/contrib/nanochat-rotary-cache.log");
     let tmp = TempDir::new().expect("tempdir");
     let d = tmp.path();
     let out = d.join("sigs");
