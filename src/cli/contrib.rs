@@ -127,7 +127,7 @@ fn read_dirs(dirs: &[PathBuf]) -> anyhow::Result<Vec<LibraryFile>> {
             }
             continue;
         }
-        let (mut f, mut e) = read_dir_files(d);
+        let (mut f, mut e) = read_dir_files(d, crate::knowledge::files::Kind::Signatures);
         files.append(&mut f);
         errors.append(&mut e);
     }

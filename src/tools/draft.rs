@@ -30,7 +30,7 @@ use crate::engine::extract::{Extraction, Failure, FailureKind};
 use crate::engine::ingest::LineReader;
 use crate::engine::matcher::{Compiled, EngineKind, Matches, PrefilterError};
 use crate::engine::pipeline::Engine;
-use crate::knowledge::signature::compile::valid_id;
+use crate::knowledge::files::valid_id;
 use crate::knowledge::signature::load::{compile_files, LibraryFile};
 use crate::knowledge::signature::model::Category;
 use crate::knowledge::signature::Library;
