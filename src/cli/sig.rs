@@ -68,7 +68,7 @@ pub fn library_markdown(lib: &crate::knowledge::signature::Library) -> String {
         lib.signatures.len(),
         benign
     );
-    for cat in crate::knowledge::signature::Category::ALL {
+    for &cat in crate::knowledge::signature::Category::ALL {
         let mut sigs: Vec<_> = lib
             .signatures
             .iter()

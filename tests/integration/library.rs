@@ -17,7 +17,7 @@ fn builtin_library_loads_and_covers_the_taxonomy() {
         .filter(|s| s.severity == Severity::Benign)
         .count();
     assert!(benign >= 15, "{benign} benign signatures");
-    for c in Category::ALL {
+    for &c in Category::ALL {
         if c == Category::Other {
             continue;
         }

@@ -237,7 +237,11 @@ impl Ctx<'_> {
                         format!(
                             "unknown failure kind `{}` (one of: {})",
                             t.value,
-                            FailureKind::ALL.join(", ")
+                            FailureKind::ALL
+                                .iter()
+                                .map(|k| k.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         ),
                     );
                     return None;
