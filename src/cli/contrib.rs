@@ -11,9 +11,10 @@ use clap::{Args, ValueEnum};
 use super::{CliError, LibraryArgs, EXIT_FOUND, EXIT_NONE};
 use crate::engine::ingest::{LineReader, Source};
 use crate::knowledge::signature::load::{
-    builtin_files, compile_files, read_dir_files, read_library_file, LibraryFile,
+    builtin_files, compile_files, read_dir_files, LibraryFile,
 };
 use crate::knowledge::signature::{Library, LoadErrors};
+use crate::knowledge::sources::{read_library_file, Kind};
 use crate::tools::draft::{self, DraftOptions};
 use crate::tools::lint;
 
@@ -118,13 +119,13 @@ fn read_dirs(dirs: &[PathBuf]) -> anyhow::Result<Vec<LibraryFile>> {
     let mut errors = Vec::new();
     for d in dirs {
         if !d.is_dir() && d.exists() {
-            match read_library_file(d) {
+            match read_library_file(d, Kind::Signatures) {
                 Ok(f) => files.push(f),
                 Err(e) => errors.push(e),
             }
             continue;
         }
-        let (mut f, mut e) = read_dir_files(d);
+        let (mut f, mut e) = read_dir_files(d, Kind::Signatures);
         files.append(&mut f);
         errors.append(&mut e);
     }

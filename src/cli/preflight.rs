@@ -18,7 +18,7 @@ use crate::env::{read_env_file, Facts};
 use crate::knowledge::rules::{self, Rules, RulesSource};
 use crate::knowledge::text::escape_control;
 use crate::report::wire;
-use crate::tools::rules_test;
+use crate::tools::examples;
 
 /// Which rules to load.
 #[derive(Args, Debug, Clone, Default)]
@@ -188,6 +188,9 @@ pub struct RulesTestArgs {
     /// Only test rules whose id contains this.
     #[arg(long)]
     pub filter: Option<String>,
+    /// `text`, or `json` (passed, failed, overlaps, messages).
+    #[arg(long, value_enum, default_value_t = super::sig::TestFormat::Text)]
+    pub format: super::sig::TestFormat,
 }
 
 pub fn run_rules(c: RulesCommand) -> anyhow::Result<ExitCode> {
@@ -225,18 +228,8 @@ pub fn run_rules(c: RulesCommand) -> anyhow::Result<ExitCode> {
         }
         RulesCommand::Test(a) => {
             let rules = a.rules.load()?;
-            let rep = rules_test::test_rules(&rules, a.filter.as_deref());
-            let mut out = String::new();
-            for m in &rep.messages {
-                let _ = writeln!(out, "{m}");
-            }
-            let _ = writeln!(out, "{} passed, {} failed", rep.passed, rep.failed);
-            super::print(&out)?;
-            Ok(ExitCode::from(if rep.failed == 0 {
-                EXIT_FOUND
-            } else {
-                EXIT_NONE
-            }))
+            let rep = examples::test_rules(&rules, a.filter.as_deref());
+            super::sig::print_test_report(&rep, a.format)
         }
     }
 }

@@ -5,10 +5,9 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 
 use super::{LibraryArgs, EXIT_FOUND, EXIT_NONE};
-use crate::engine::diagnosis::BuildOptions;
-use crate::engine::matcher::{Compiled, EngineKind, Prefilter};
-use crate::engine::pipeline::Engine;
+use crate::engine::matcher::{Compiled, Prefilter};
 use crate::knowledge::signature::Severity;
+use crate::tools::examples;
 
 #[derive(Subcommand, Debug)]
 pub enum SigCommand {
@@ -69,7 +68,7 @@ pub fn library_markdown(lib: &crate::knowledge::signature::Library) -> String {
         lib.signatures.len(),
         benign
     );
-    for cat in crate::knowledge::signature::Category::ALL {
+    for &cat in crate::knowledge::signature::Category::ALL {
         let mut sigs: Vec<_> = lib
             .signatures
             .iter()
@@ -132,6 +131,26 @@ pub enum TestFormat {
     Json,
 }
 
+/// Prints an example run (`sig test`, `rules test`): exit 0 when every example
+/// passed, 1 otherwise.
+pub fn print_test_report(
+    report: &examples::TestReport,
+    format: TestFormat,
+) -> anyhow::Result<ExitCode> {
+    let text = match format {
+        TestFormat::Json => {
+            serde_json::to_string_pretty(&crate::report::wire::Versioned::new(report))? + "\n"
+        }
+        TestFormat::Text => report.text(),
+    };
+    super::print(&text)?;
+    Ok(ExitCode::from(if report.ok() {
+        EXIT_FOUND
+    } else {
+        EXIT_NONE
+    }))
+}
+
 pub fn run(c: SigCommand) -> anyhow::Result<ExitCode> {
     match c {
         SigCommand::List(a) => {
@@ -190,152 +209,11 @@ pub fn run(c: SigCommand) -> anyhow::Result<ExitCode> {
             };
             let filter = a.filter.as_deref();
             let compiled = Compiled::new(&lib)?;
-            let report = test_library_where(&compiled, |s| {
+            let report = examples::test_signatures_where(&compiled, |s| {
                 filter.is_none_or(|f| s.id.contains(f))
                     && files.as_ref().is_none_or(|fs| fs.contains(&s.file))
             });
-            if a.format == TestFormat::Json {
-                let v = crate::report::wire::Versioned::new(&report);
-                super::print(&(serde_json::to_string_pretty(&v)? + "\n"))?;
-                return Ok(ExitCode::from(if report.failed == 0 {
-                    EXIT_FOUND
-                } else {
-                    EXIT_NONE
-                }));
-            }
-            let mut text = String::new();
-            for line in &report.messages {
-                text.push_str(line);
-                text.push('\n');
-            }
-            if report.overlaps > 0 {
-                text.push_str(&format!(
-                    "{} overlap(s): a positive example won by another signature\n",
-                    report.overlaps
-                ));
-            }
-            text.push_str(&format!(
-                "{} passed, {} failed\n",
-                report.passed, report.failed
-            ));
-            super::print(&text)?;
-            Ok(ExitCode::from(if report.failed == 0 {
-                EXIT_FOUND
-            } else {
-                EXIT_NONE
-            }))
+            print_test_report(&report, a.format)
         }
     }
-}
-
-/// The outcome of `sig test`.
-#[derive(Debug, Default, serde::Serialize)]
-pub struct TestReport {
-    pub passed: usize,
-    pub failed: usize,
-    /// Positive examples whose top cause is another signature.
-    pub overlaps: usize,
-    pub messages: Vec<String>,
-}
-
-/// Whether signature `id` is shown under a cause: folded as its consequence, or as a
-/// less specific signature on the same evidence ("also matches").
-fn shown_under_a_cause(d: &crate::engine::diagnosis::Diagnosis, id: &str) -> bool {
-    d.causes.iter().any(|c| {
-        c.consequences
-            .iter()
-            .any(|q| q.signature.as_deref() == Some(id))
-            || c.also_matches.iter().any(|a| a.signature == id)
-    })
-}
-
-/// Runs every example of every signature through the pipeline (prefilter included).
-pub fn test_library(compiled: &Compiled<'_>, filter: Option<&str>) -> TestReport {
-    test_library_where(compiled, |s| filter.is_none_or(|f| s.id.contains(f)))
-}
-
-/// Runs the examples of the signatures `select` picks (the whole library is loaded, so
-/// overlaps with any signature are seen).
-pub fn test_library_where(
-    compiled: &Compiled<'_>,
-    select: impl Fn(&crate::knowledge::signature::Signature) -> bool,
-) -> TestReport {
-    let lib = compiled.library;
-    let mut engine = Engine::new(compiled, EngineKind::Prefilter);
-    let mut rep = TestReport::default();
-    let opts = BuildOptions { top: usize::MAX };
-    for s in &lib.signatures {
-        if !select(s) {
-            continue;
-        }
-        for (i, ex) in s.examples.matches.iter().enumerate() {
-            let d = engine.diagnose_text(&format!("{}#match{}", s.id, i + 1), &ex.log, opts);
-            let in_causes = d.causes.iter().position(|c| c.signature == s.id);
-            let in_noise = d.noise.iter().any(|n| n.signature == s.id);
-            let folded = shown_under_a_cause(&d, &s.id);
-            let ok = if s.severity == Severity::Benign {
-                in_noise
-            } else if ex.top {
-                in_causes == Some(0)
-            } else {
-                in_causes.is_some() || folded
-            };
-            if ok {
-                rep.passed += 1;
-            } else {
-                rep.failed += 1;
-                let got: Vec<&str> = d.causes.iter().map(|c| c.signature.as_str()).collect();
-                rep.messages.push(format!(
-                    "FAIL {} ({}): example match #{} does not produce it (got causes: [{}]; first failure: {})",
-                    s.id,
-                    s.file,
-                    i + 1,
-                    got.join(", "),
-                    d.failures.first().map_or("none".to_string(), |f| f.headline.clone())
-                ));
-            }
-            if let Some(p) = in_causes {
-                if p > 0 && !ex.top {
-                    rep.overlaps += 1;
-                    rep.messages.push(format!(
-                        "overlap {}: example match #{} is won by {}",
-                        s.id,
-                        i + 1,
-                        d.causes[0].signature
-                    ));
-                }
-            }
-            let under = d
-                .causes
-                .iter()
-                .find(|c| c.also_matches.iter().any(|a| a.signature == s.id));
-            if let (None, Some(c)) = (in_causes, under) {
-                rep.overlaps += 1;
-                rep.messages.push(format!(
-                    "overlap {}: example match #{} is won by {} (same evidence, more specific; shown as also matching)",
-                    s.id,
-                    i + 1,
-                    c.signature
-                ));
-            }
-        }
-        for (i, ex) in s.examples.no_match.iter().enumerate() {
-            let d = engine.diagnose_text(&format!("{}#no_match{}", s.id, i + 1), &ex.log, opts);
-            let hit = d.causes.iter().any(|c| c.signature == s.id)
-                || d.noise.iter().any(|n| n.signature == s.id)
-                || shown_under_a_cause(&d, &s.id);
-            if hit {
-                rep.failed += 1;
-                rep.messages.push(format!(
-                    "FAIL {} ({}): near-miss #{} matches",
-                    s.id,
-                    s.file,
-                    i + 1
-                ));
-            } else {
-                rep.passed += 1;
-            }
-        }
-    }
-    rep
 }

@@ -4,7 +4,7 @@
 use pep508_rs::pep440_rs::Version;
 
 use super::facts::{Facts, Origin};
-use crate::knowledge::cond::{truth_and as and, truth_or as or, Compare, Fact, FactCond, Truth};
+use crate::knowledge::cond::{Compare, Fact, FactCond, Truth};
 use crate::knowledge::version::parse_version;
 
 /// A fact a condition looked at: shown as evidence of a finding.
@@ -102,7 +102,7 @@ pub fn eval_fact(f: &Fact, facts: &Facts, out: &mut Vec<Seen>) -> Truth {
                     }
                     None => Truth::Unknown,
                 };
-                t = and(t, r);
+                t = t & r;
             }
             t
         }
@@ -273,21 +273,16 @@ pub fn eval_fact(f: &Fact, facts: &Facts, out: &mut Vec<Seen>) -> Truth {
     }
 }
 
-/// Evaluates a tree (Kleene logic).
+/// Evaluates a tree ([`crate::knowledge::cond::Tree::eval`]); the facts the leaves
+/// outside a `not` looked at go to `out`.
 pub fn eval(c: &FactCond, facts: &Facts, out: &mut Vec<Seen>) -> Truth {
-    match c {
-        FactCond::Leaf(f) => eval_fact(f, facts, out),
-        FactCond::All(v) => v
-            .iter()
-            .fold(Truth::True, |t, c| and(t, eval(c, facts, out))),
-        FactCond::Any(v) => v
-            .iter()
-            .fold(Truth::False, |t, c| or(t, eval(c, facts, out))),
-        FactCond::Not(c) => {
-            let mut scratch = Vec::new();
-            eval(c, facts, &mut scratch).negate()
+    c.eval(&mut |f, keep| {
+        if keep {
+            eval_fact(f, facts, out)
+        } else {
+            eval_fact(f, facts, &mut Vec::new())
         }
-    }
+    })
 }
 
 #[cfg(test)]

@@ -25,7 +25,8 @@ use serde::Deserialize;
 use super::signature::model::Text;
 use super::version::normalize_name;
 
-/// Three-valued truth.
+/// Three-valued truth, with Kleene's operators: `a & b` is false if either is false,
+/// `a | b` is true if either is true, `!Unknown` is unknown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Truth {
     True,
@@ -41,18 +42,105 @@ impl Truth {
             Truth::False
         }
     }
-    pub fn negate(self) -> Truth {
+    pub fn holds(self) -> bool {
+        self == Truth::True
+    }
+    pub fn possible(self) -> bool {
+        self != Truth::False
+    }
+}
+
+impl std::ops::BitAnd for Truth {
+    type Output = Truth;
+    fn bitand(self, other: Truth) -> Truth {
+        match (self, other) {
+            (Truth::False, _) | (_, Truth::False) => Truth::False,
+            (Truth::True, Truth::True) => Truth::True,
+            _ => Truth::Unknown,
+        }
+    }
+}
+
+impl std::ops::BitOr for Truth {
+    type Output = Truth;
+    fn bitor(self, other: Truth) -> Truth {
+        match (self, other) {
+            (Truth::True, _) | (_, Truth::True) => Truth::True,
+            (Truth::False, Truth::False) => Truth::False,
+            _ => Truth::Unknown,
+        }
+    }
+}
+
+impl std::ops::Not for Truth {
+    type Output = Truth;
+    fn not(self) -> Truth {
         match self {
             Truth::True => Truth::False,
             Truth::False => Truth::True,
             Truth::Unknown => Truth::Unknown,
         }
     }
-    pub fn holds(self) -> bool {
-        self == Truth::True
+}
+
+/// A compiled condition tree over leaves `L`: the one shape of a signature's `match`
+/// (leaves on the log and on facts, [`crate::knowledge::signature::compile::Leaf`]), a
+/// rule's `when` and a step's or a note's `if` (leaves on facts, [`Fact`]).
+#[derive(Debug, Clone)]
+pub enum Tree<L> {
+    Leaf(L),
+    All(Vec<Tree<L>>),
+    Any(Vec<Tree<L>>),
+    Not(Box<Tree<L>>),
+}
+
+impl<L> Tree<L> {
+    /// Kleene evaluation, the one semantics of every tree: `leaf(l, keep)` judges a leaf,
+    /// `keep` is false under a `not` (what the leaf saw is no evidence: a negated
+    /// condition yields no captures and no evidence). An `all` stops at its first false
+    /// child, an `any` at its first true one (their value is decided).
+    pub fn eval(&self, leaf: &mut impl FnMut(&L, bool) -> Truth) -> Truth {
+        self.eval_kept(true, leaf)
     }
-    pub fn possible(self) -> bool {
-        self != Truth::False
+
+    fn eval_kept(&self, keep: bool, leaf: &mut impl FnMut(&L, bool) -> Truth) -> Truth {
+        match self {
+            Tree::Leaf(l) => leaf(l, keep),
+            Tree::All(v) => {
+                let mut t = Truth::True;
+                for c in v {
+                    t = t & c.eval_kept(keep, leaf);
+                    if t == Truth::False {
+                        break;
+                    }
+                }
+                t
+            }
+            Tree::Any(v) => {
+                let mut t = Truth::False;
+                for c in v {
+                    t = t | c.eval_kept(keep, leaf);
+                    if t == Truth::True {
+                        break;
+                    }
+                }
+                t
+            }
+            Tree::Not(c) => !c.eval_kept(false, leaf),
+        }
+    }
+
+    /// Every leaf, in order, with whether it is under a `not`.
+    pub fn for_each_leaf<'a>(&'a self, f: &mut impl FnMut(&'a L, bool)) {
+        self.walk(false, f)
+    }
+
+    fn walk<'a>(&'a self, negated: bool, f: &mut impl FnMut(&'a L, bool)) {
+        match self {
+            Tree::Leaf(l) => f(l, negated),
+            Tree::All(v) | Tree::Any(v) => v.iter().for_each(|c| c.walk(negated, f)),
+            Tree::Not(c) => c.walk(true, f),
+        }
     }
 }
 
@@ -198,14 +286,8 @@ pub enum Fact {
     },
 }
 
-/// A compiled tree.
-#[derive(Debug, Clone)]
-pub enum FactCond {
-    Leaf(Fact),
-    All(Vec<FactCond>),
-    Any(Vec<FactCond>),
-    Not(Box<FactCond>),
-}
+/// A compiled tree of fact conditions.
+pub type FactCond = Tree<Fact>;
 
 /// A compile problem: where, and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -370,45 +452,19 @@ pub fn package_names(c: &FactCond, out: &mut Vec<String>) {
             out.push(n.clone());
         }
     };
-    match c {
-        FactCond::Leaf(Fact::Package { name, .. }) => push(name),
-        FactCond::Leaf(Fact::VersionsDiffer { packages, .. }) => packages.iter().for_each(push),
-        FactCond::Leaf(Fact::RequiresTable {
+    c.for_each_leaf(&mut |leaf, _| match leaf {
+        Fact::Package { name, .. } => push(name),
+        Fact::VersionsDiffer { packages, .. } => packages.iter().for_each(&mut push),
+        Fact::RequiresTable {
             package,
             dependency,
             ..
-        }) => {
+        } => {
             push(package);
             push(dependency);
         }
-        FactCond::Leaf(_) => {}
-        FactCond::All(v) | FactCond::Any(v) => v.iter().for_each(|c| package_names(c, out)),
-        FactCond::Not(c) => package_names(c, out),
-    }
-}
-
-fn and(a: Truth, b: Truth) -> Truth {
-    match (a, b) {
-        (Truth::False, _) | (_, Truth::False) => Truth::False,
-        (Truth::True, Truth::True) => Truth::True,
-        _ => Truth::Unknown,
-    }
-}
-
-fn or(a: Truth, b: Truth) -> Truth {
-    match (a, b) {
-        (Truth::True, _) | (_, Truth::True) => Truth::True,
-        (Truth::False, Truth::False) => Truth::False,
-        _ => Truth::Unknown,
-    }
-}
-
-/// Kleene conjunction and disjunction, for other evaluators.
-pub fn truth_and(a: Truth, b: Truth) -> Truth {
-    and(a, b)
-}
-pub fn truth_or(a: Truth, b: Truth) -> Truth {
-    or(a, b)
+        _ => {}
+    });
 }
 
 #[cfg(test)]
@@ -417,8 +473,36 @@ mod tests {
 
     #[test]
     fn kleene() {
-        assert_eq!(and(Truth::Unknown, Truth::False), Truth::False);
-        assert_eq!(or(Truth::Unknown, Truth::True), Truth::True);
-        assert_eq!(Truth::Unknown.negate(), Truth::Unknown);
+        use Truth::{False as F, True as T, Unknown as U};
+        assert_eq!(U & F, F);
+        assert_eq!(U & T, U);
+        assert_eq!(U | T, T);
+        assert_eq!(U | F, U);
+        assert_eq!(!U, U);
+        assert_eq!(!T, F);
+    }
+
+    #[test]
+    fn a_tree_stops_once_decided_and_keeps_nothing_under_not() {
+        let t: Tree<Truth> = Tree::All(vec![
+            Tree::Leaf(Truth::Unknown),
+            Tree::Not(Box::new(Tree::Leaf(Truth::False))),
+            Tree::Leaf(Truth::False),
+            Tree::Leaf(Truth::True),
+        ]);
+        let mut seen = Vec::new();
+        let v = t.eval(&mut |l, keep| {
+            seen.push((*l, keep));
+            *l
+        });
+        assert_eq!(v, Truth::False);
+        assert_eq!(
+            seen,
+            [
+                (Truth::Unknown, true),
+                (Truth::False, false),
+                (Truth::False, true)
+            ]
+        );
     }
 }

@@ -2,9 +2,23 @@
 
 use serde::Serialize;
 
-/// The shape of a failure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+/// The shape of a failure (names derived, kebab-case: serde, `as_str`, `parse`).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum FailureKind {
     Traceback,
     Exception,
@@ -21,50 +35,14 @@ pub enum FailureKind {
 }
 
 impl FailureKind {
+    /// Every kind, in declaration order.
+    pub const ALL: &'static [FailureKind] = <FailureKind as strum::VariantArray>::VARIANTS;
+
     pub fn as_str(self) -> &'static str {
-        match self {
-            FailureKind::Traceback => "traceback",
-            FailureKind::Exception => "exception",
-            FailureKind::Abort => "abort",
-            FailureKind::Signal => "signal",
-            FailureKind::OomKill => "oom-kill",
-            FailureKind::CudaError => "cuda-error",
-            FailureKind::Nccl => "nccl",
-            FailureKind::Systemd => "systemd",
-            FailureKind::Warning => "warning",
-            FailureKind::ErrorLine => "error-line",
-            FailureKind::Line => "line",
-        }
+        self.into()
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "traceback" => FailureKind::Traceback,
-            "exception" => FailureKind::Exception,
-            "abort" => FailureKind::Abort,
-            "signal" => FailureKind::Signal,
-            "oom-kill" => FailureKind::OomKill,
-            "cuda-error" => FailureKind::CudaError,
-            "nccl" => FailureKind::Nccl,
-            "systemd" => FailureKind::Systemd,
-            "warning" => FailureKind::Warning,
-            "error-line" => FailureKind::ErrorLine,
-            "line" => FailureKind::Line,
-            _ => return None,
-        })
+        s.parse().ok()
     }
-
-    pub const ALL: [&'static str; 11] = [
-        "traceback",
-        "exception",
-        "abort",
-        "signal",
-        "oom-kill",
-        "cuda-error",
-        "nccl",
-        "systemd",
-        "warning",
-        "error-line",
-        "line",
-    ];
 }

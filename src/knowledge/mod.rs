@@ -4,7 +4,9 @@
 //! - [`signature`]: failure signatures (file model, compile, atoms, templates, load,
 //!   located diagnostics);
 //! - [`rules`]: compatibility rules on environments;
-//! - [`cond`]: conditions on facts (file model, compiled form, three-valued logic);
+//! - [`files`]: what signatures and rules share: sources, reading, YAML parsing, ids;
+//! - [`cond`]: the condition tree of signatures and rules (compiled form, three-valued
+//!   logic), and conditions on facts (file model, compiled leaves);
 //! - [`vars`]: the `{{env.…}}` variables templates may use;
 //! - [`failure_kind`]: the failure shapes a signature's `kind:` names;
 //! - [`version`]: package names and versions (PEP 503 / PEP 440);
@@ -16,6 +18,7 @@ pub mod failure_kind;
 pub mod files;
 pub mod rules;
 pub mod signature;
+pub mod sources;
 pub mod text;
 pub mod vars;
 pub mod version;

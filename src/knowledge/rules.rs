@@ -7,25 +7,27 @@
 //! rules recognize its cause before anything runs (`crashdoc preflight`) and add it to a
 //! diagnosis when the environment is known (`crashdoc diagnose --env`).
 //!
-//! Rules are loaded like signatures: embedded from `rules/` at build time, or from
-//! folders; parsed by serde-saphyr with the same budget; every problem is a located
+//! Rules are loaded by the same machinery as signatures ([`super::files`]): embedded
+//! from `rules/` at build time, or from folders; parsed by serde-saphyr with the same
+//! budget; every problem is a located
 //! [`Diagnostic`] (E001 YAML, E002/E003 ids, E004 duplicates, E007 templates, E014 fact
 //! conditions). A rule's `when` holds only when it is *true* on the facts — unknown
 //! (the report does not tell) is not a problem. Each rule carries `examples`: reports
 //! (real, or labelled as constructed) it must `fail` and reports it must `pass`;
-//! [`crate::tools::rules_test`] runs them (`crashdoc rules test`); the engine checks facts
+//! [`crate::tools::examples`] runs them (`crashdoc rules test`); the engine checks facts
 //! against them ([`crate::engine::findings`]).
-
-use std::collections::HashMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::cond::{self, FactCond, FactCondition};
-use super::signature::compile::{valid_id, Step};
+use super::signature::compile::Step;
 use super::signature::error::{Code, Diagnostic, LoadErrors};
-use super::signature::load::{file_stem, read_dir_files, yaml_error, yaml_options, LibraryFile};
 use super::signature::model::{self, Category, Severity, Text};
+use super::sources::{
+    check_id, file_stem, is_ignored, is_yaml, parse_yaml, read_sources, Ids, Kind,
+};
+use super::sources::{LibraryFile, Source};
 
 /// One rule file.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -112,12 +114,8 @@ impl Rules {
     }
 }
 
-/// Where rules come from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RulesSource {
-    Builtin,
-    Dir(std::path::PathBuf),
-}
+/// Where rules come from (the embedded rules, folders).
+pub type RulesSource = Source;
 
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/embedded_rules.rs"));
@@ -135,24 +133,7 @@ fn compile_rule(f: &RuleFile, name: &str, text: &str) -> Result<Rule, Vec<Diagno
         f.id.referenced.line() as usize,
         f.id.referenced.column() as usize,
     );
-    if !valid_id(&id) {
-        errors.push(
-            Diagnostic::new(Code::E002, name, format!("id `{id}` is not kebab-case"))
-                .at(text, l, c),
-        );
-    } else if id != file_stem(name) {
-        errors.push(
-            Diagnostic::new(
-                Code::E003,
-                name,
-                format!(
-                    "id `{id}` does not match the file name `{}.yaml`",
-                    file_stem(name)
-                ),
-            )
-            .at(text, l, c),
-        );
-    }
+    errors.extend(check_id(&f.id, file_stem(name), name, text));
     let mut cerr = Vec::new();
     let when = cond::compile(&f.when, &mut cerr);
     let mut remediation = Vec::new();
@@ -235,13 +216,12 @@ fn compile_rule(f: &RuleFile, name: &str, text: &str) -> Result<Rule, Vec<Diagno
 pub fn compile_files(files: &[LibraryFile]) -> Result<Rules, LoadErrors> {
     let mut errors = Vec::new();
     let mut out = Rules::default();
-    let mut seen: HashMap<String, String> = HashMap::new();
+    let mut ids = Ids::default();
     for f in files {
-        let base = f.name.rsplit('/').next().unwrap_or(&f.name);
-        if base.ends_with(".md") || base == "schema.json" {
+        if is_ignored(&f.name) {
             continue;
         }
-        if !(base.ends_with(".yaml") || base.ends_with(".yml")) {
+        if !is_yaml(&f.name) {
             errors.push(Diagnostic::new(
                 Code::E010,
                 &f.name,
@@ -249,34 +229,17 @@ pub fn compile_files(files: &[LibraryFile]) -> Result<Rules, LoadErrors> {
             ));
             continue;
         }
-        if f.text.len() > super::signature::load::MAX_FILE_BYTES {
-            errors.push(Diagnostic::new(Code::E011, &f.name, "file is too large"));
-            continue;
-        }
-        let parsed = match serde_saphyr::from_str_with_options::<RuleFile>(&f.text, yaml_options())
-        {
+        let parsed: RuleFile = match parse_yaml(&f.name, &f.text, Kind::Rules.files()) {
             Ok(p) => p,
-            Err(e) => {
-                errors.push(yaml_error(&f.name, &f.text, &e));
+            Err(d) => {
+                errors.push(d);
                 continue;
             }
         };
-        if let Some(other) = seen.get(&parsed.id.value) {
-            errors.push(
-                Diagnostic::new(
-                    Code::E004,
-                    &f.name,
-                    format!("duplicate rule id `{}`: also in {other}", parsed.id.value),
-                )
-                .at(
-                    &f.text,
-                    parsed.id.referenced.line() as usize,
-                    parsed.id.referenced.column() as usize,
-                ),
-            );
+        if let Err(d) = ids.define(&parsed.id, &f.name, &f.text) {
+            errors.push(d);
             continue;
         }
-        seen.insert(parsed.id.value.clone(), f.name.clone());
         match compile_rule(&parsed, &f.name, &f.text) {
             Ok(r) => out.rules.push(r),
             Err(mut e) => errors.append(&mut e),
@@ -292,23 +255,7 @@ pub fn compile_files(files: &[LibraryFile]) -> Result<Rules, LoadErrors> {
 
 /// Loads the given sources as one rule set.
 pub fn load(sources: &[RulesSource]) -> Result<Rules, LoadErrors> {
-    let mut files = Vec::new();
-    let mut errors = Vec::new();
-    for s in sources {
-        match s {
-            RulesSource::Builtin => {
-                files.extend(builtin_files().iter().map(|(n, t)| LibraryFile {
-                    name: format!("<builtin>/rules/{n}"),
-                    text: (*t).to_string(),
-                }))
-            }
-            RulesSource::Dir(d) => {
-                let (mut f, mut e) = read_dir_files(d);
-                files.append(&mut f);
-                errors.append(&mut e);
-            }
-        }
-    }
+    let (files, errors) = read_sources(sources, Kind::Rules);
     if !errors.is_empty() {
         return Err(LoadErrors(errors));
     }

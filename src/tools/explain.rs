@@ -22,6 +22,8 @@ use crate::engine::extract::Failure;
 use crate::engine::ingest::LineReader;
 use crate::engine::matcher::{evaluate, Subject};
 use crate::engine::normalize::normalize;
+use crate::knowledge::cond::Tree;
+use crate::knowledge::signature::compile::Leaf;
 use crate::knowledge::signature::{Cond, Library, Signature};
 
 /// Atom hits kept per atom.
@@ -99,11 +101,20 @@ pub enum ExplainError {
 
 fn describe(c: &Cond) -> String {
     match c {
-        Cond::Message(r) => format!("message /{}/", r.as_str()),
-        Cond::Contains(s) => format!("contains {s:?}"),
-        Cond::Exception(s) => format!("exception {s}"),
-        Cond::Text(r) => format!("text /{}/", r.as_str()),
-        Cond::Frame { file, function } => format!(
+        Tree::Leaf(l) => describe_leaf(l),
+        Tree::All(_) => "all of".to_string(),
+        Tree::Any(_) => "any of".to_string(),
+        Tree::Not(_) => "not".to_string(),
+    }
+}
+
+fn describe_leaf(l: &Leaf) -> String {
+    match l {
+        Leaf::Message(r) => format!("message /{}/", r.as_str()),
+        Leaf::Contains(s) => format!("contains {s:?}"),
+        Leaf::Exception(s) => format!("exception {s}"),
+        Leaf::Text(r) => format!("text /{}/", r.as_str()),
+        Leaf::Frame { file, function } => format!(
             "frame{}{}",
             file.as_ref()
                 .map_or(String::new(), |r| format!(" file /{}/", r.as_str())),
@@ -111,12 +122,9 @@ fn describe(c: &Cond) -> String {
                 .as_ref()
                 .map_or(String::new(), |r| format!(" function /{}/", r.as_str()))
         ),
-        Cond::Kind(k) => format!("kind {}", k.as_str()),
-        Cond::Stream(r) => format!("stream /{}/", r.as_str()),
-        Cond::All(_) => "all of".to_string(),
-        Cond::Any(_) => "any of".to_string(),
-        Cond::Not(_) => "not".to_string(),
-        Cond::Fact(f) => format!("environment fact {f:?}"),
+        Leaf::Kind(k) => format!("kind {}", k.as_str()),
+        Leaf::Stream(r) => format!("stream /{}/", r.as_str()),
+        Leaf::Fact(f) => format!("environment fact {f:?}"),
     }
 }
 
@@ -127,8 +135,8 @@ fn outcomes(c: &Cond, f: &Failure, s: &Subject<'_>, depth: usize, out: &mut Vec<
         holds: evaluate(c, f, s).is_some(),
     });
     match c {
-        Cond::All(v) | Cond::Any(v) => v.iter().for_each(|c| outcomes(c, f, s, depth + 1, out)),
-        Cond::Not(b) => outcomes(b, f, s, depth + 1, out),
+        Tree::All(v) | Tree::Any(v) => v.iter().for_each(|c| outcomes(c, f, s, depth + 1, out)),
+        Tree::Not(b) => outcomes(b, f, s, depth + 1, out),
         _ => {}
     }
 }
@@ -166,9 +174,9 @@ pub fn literal_parts(pattern: &str) -> Vec<String> {
 
 fn positive_literals(c: &Cond, out: &mut Vec<String>) {
     match c {
-        Cond::Message(r) | Cond::Text(r) => out.extend(literal_parts(r.as_str())),
-        Cond::Contains(s) | Cond::Exception(s) => out.push(s.clone()),
-        Cond::All(v) | Cond::Any(v) => v.iter().for_each(|c| positive_literals(c, out)),
+        Tree::Leaf(Leaf::Message(r) | Leaf::Text(r)) => out.extend(literal_parts(r.as_str())),
+        Tree::Leaf(Leaf::Contains(s) | Leaf::Exception(s)) => out.push(s.clone()),
+        Tree::All(v) | Tree::Any(v) => v.iter().for_each(|c| positive_literals(c, out)),
         _ => {}
     }
 }

@@ -27,6 +27,7 @@ use crate::knowledge::signature::compile;
 use crate::knowledge::signature::error::{Code, Diagnostic};
 use crate::knowledge::signature::load::{compile_files, parse_signature, LibraryFile};
 use crate::knowledge::signature::model::{Condition, SignatureFile, Text};
+use crate::knowledge::sources::{file_stem, is_yaml};
 
 /// Atoms shorter than this are weak (the loader refuses those under 3).
 pub const MIN_STRONG_ATOM: usize = 5;
@@ -210,16 +211,9 @@ fn capture_names(pattern: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn file_stem(name: &str) -> &str {
-    let base = name.rsplit('/').next().unwrap_or(name);
-    base.strip_suffix(".yaml")
-        .or_else(|| base.strip_suffix(".yml"))
-        .unwrap_or(base)
-}
-
 fn is_signature_file(name: &str) -> bool {
     let base = name.rsplit('/').next().unwrap_or(name);
-    base != "frames.yaml" && (base.ends_with(".yaml") || base.ends_with(".yml"))
+    base != "frames.yaml" && is_yaml(base)
 }
 
 /// The lint warnings of one parsed signature file.

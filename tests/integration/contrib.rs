@@ -198,7 +198,7 @@ fn drafts_of_real_logs_lint_clean_and_capture_volatile_tokens() {
         let mut all = builtin();
         all.extend(files);
         let full = sig::load::compile_files(&all).expect("library with the draft");
-        let rep = crashdoc::cli::sig::test_library_where(
+        let rep = crashdoc::tools::examples::test_signatures_where(
             &crashdoc::engine::matcher::Compiled::new(&full).expect("compiled"),
             |s| s.id == d.id,
         );

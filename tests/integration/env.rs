@@ -111,7 +111,7 @@ fn real_rtx5090_report_breaks_the_arch_rule() {
 fn builtin_rules_pass_their_examples_and_name_real_signatures() {
     let rules = rules::load(&[RulesSource::Builtin]).expect("rules");
     assert!(rules.rules.len() >= 5);
-    let rep = crashdoc::tools::rules_test::test_rules(&rules, None);
+    let rep = crashdoc::tools::examples::test_rules(&rules, None);
     assert_eq!(rep.failed, 0, "{:?}", rep.messages);
     let lib = crate::util::library();
     for r in &rules.rules {

@@ -17,7 +17,7 @@ fn builtin_library_loads_and_covers_the_taxonomy() {
         .filter(|s| s.severity == Severity::Benign)
         .count();
     assert!(benign >= 15, "{benign} benign signatures");
-    for c in Category::ALL {
+    for &c in Category::ALL {
         if c == Category::Other {
             continue;
         }
@@ -47,7 +47,7 @@ fn builtin_library_loads_and_covers_the_taxonomy() {
 
 #[test]
 fn every_signature_passes_its_examples() {
-    let rep = crashdoc::cli::sig::test_library(crate::util::compiled(), None);
+    let rep = crashdoc::tools::examples::test_signatures(crate::util::compiled(), None);
     let fails: Vec<&String> = rep
         .messages
         .iter()

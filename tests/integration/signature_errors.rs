@@ -321,7 +321,7 @@ fn catastrophic_looking_regex_loads_and_matches_in_linear_time() {
     let re = conds
         .iter()
         .find_map(|c| match c {
-            signature::Cond::Message(re) => Some(re),
+            signature::Cond::Leaf(signature::compile::Leaf::Message(re)) => Some(re),
             _ => None,
         })
         .expect("the message regex");

@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use crate::engine::extract::{ExceptionInfo, Failure};
 use crate::env::eval::eval_fact;
 use crate::env::Facts;
-use crate::knowledge::cond::{truth_and, truth_or, Truth};
+use crate::knowledge::cond::Truth;
+use crate::knowledge::signature::compile::Leaf;
 use crate::knowledge::signature::Cond;
 
 /// What conditions look at: one exception of a chain, or the failure itself.
@@ -86,54 +87,32 @@ pub fn evaluate_with(cond: &Cond, f: &Failure, s: &Subject<'_>, facts: &Facts) -
 }
 
 fn eval(cond: &Cond, f: &Failure, s: &Subject<'_>, facts: &Facts, found: &mut Found) -> Truth {
-    match cond {
-        Cond::Fact(fact) => eval_fact(fact, facts, &mut Vec::new()),
-        Cond::All(v) => {
-            let mut t = Truth::True;
-            for c in v {
-                t = truth_and(t, eval(c, f, s, facts, found));
-                if t == Truth::False {
-                    break;
-                }
-            }
-            t
-        }
-        Cond::Any(v) => {
-            let mut t = Truth::False;
-            for c in v {
-                t = truth_or(t, eval(c, f, s, facts, found));
-                if t == Truth::True {
-                    break;
-                }
-            }
-            t
-        }
-        Cond::Not(c) => {
-            let mut scratch = Found::default();
-            eval(c, f, s, facts, &mut scratch).negate()
-        }
-        other => Truth::of(eval_log(other, f, s, found)),
-    }
+    cond.eval(&mut |leaf, keep| match leaf {
+        Leaf::Fact(fact) => eval_fact(fact, facts, &mut Vec::new()),
+        // under `not`: no captures, no evidence
+        log if !keep => Truth::of(eval_log(log, f, s, &mut Found::default())),
+        log => Truth::of(eval_log(log, f, s, found)),
+    })
 }
 
-fn eval_log(cond: &Cond, f: &Failure, s: &Subject<'_>, found: &mut Found) -> bool {
+fn eval_log(cond: &Leaf, f: &Failure, s: &Subject<'_>, found: &mut Found) -> bool {
     match cond {
-        Cond::Message(re) => match re.captures(&s.headline) {
+        Leaf::Message(re) => match re.captures(&s.headline) {
             Some(c) => {
                 add_captures(re, &c, found);
                 true
             }
             None => false,
         },
-        Cond::Contains(lit) => s.headline.contains(lit.as_str()),
-        Cond::Exception(name) => s.exception.is_some_and(|e| {
+        Leaf::Contains(lit) => s.headline.contains(lit.as_str()),
+        Leaf::Exception(name) => s.exception.is_some_and(|e| {
             let t = e.exception_type.as_str();
             t == name
                 || (t.len() > name.len()
                     && t.ends_with(name.as_str())
                     && t.as_bytes()[t.len() - name.len() - 1] == b'.')
         }),
-        Cond::Text(re) => {
+        Leaf::Text(re) => {
             for l in &f.lines {
                 if let Some(c) = re.captures(&l.message) {
                     add_captures(re, &c, found);
@@ -145,15 +124,15 @@ fn eval_log(cond: &Cond, f: &Failure, s: &Subject<'_>, found: &mut Found) -> boo
             }
             false
         }
-        Cond::Frame { file, function } => s.exception.is_some_and(|e| {
+        Leaf::Frame { file, function } => s.exception.is_some_and(|e| {
             e.frames.iter().any(|fr| {
                 file.as_ref().is_none_or(|re| re.is_match(&fr.file))
                     && function.as_ref().is_none_or(|re| re.is_match(&fr.function))
             })
         }),
-        Cond::Kind(k) => f.kind == *k,
-        Cond::Stream(re) => f.streams.iter().any(|st| re.is_match(st)),
+        Leaf::Kind(k) => f.kind == *k,
+        Leaf::Stream(re) => f.streams.iter().any(|st| re.is_match(st)),
         // handled by `eval`
-        Cond::Fact(_) | Cond::All(_) | Cond::Any(_) | Cond::Not(_) => false,
+        Leaf::Fact(_) => false,
     }
 }

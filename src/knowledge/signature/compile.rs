@@ -15,6 +15,7 @@ use super::error::{Code, Diagnostic};
 use super::lazy::{could_be_big, LazyRegex};
 use super::model::{self, Category, Severity, SignatureFile, Text};
 use super::template::Template;
+use crate::knowledge::cond::Tree;
 use crate::knowledge::failure_kind::FailureKind;
 
 /// Compiled size limit of one regex (bytes of the regex engine's program).
@@ -23,9 +24,9 @@ pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
 /// (`env.*` values of the environment are accepted too: see [`crate::knowledge::vars`].)
 pub const CONTEXT_VARIABLES: &[&str] = &["unit"];
 
-/// A compiled condition.
+/// A compiled leaf of a signature's `match`: a test on the log, or on the facts.
 #[derive(Debug, Clone)]
-pub enum Cond {
+pub enum Leaf {
     Message(LazyRegex),
     Contains(String),
     Exception(String),
@@ -38,10 +39,10 @@ pub enum Cond {
     Stream(LazyRegex),
     /// A condition on environment facts (three-valued).
     Fact(crate::knowledge::cond::Fact),
-    All(Vec<Cond>),
-    Any(Vec<Cond>),
-    Not(Box<Cond>),
 }
+
+/// A compiled `match` tree (the one condition tree, [`Tree`]).
+pub type Cond = Tree<Leaf>;
 
 /// A compiled remediation step.
 #[derive(Debug, Clone)]
@@ -97,17 +98,12 @@ impl Signature {
     /// Every regex of the signature: its conditions' and its captures' full-match
     /// patterns (built on first use, see [`crate::knowledge::signature::lazy`]).
     pub fn regexes(&self) -> Vec<&LazyRegex> {
-        fn walk<'a>(c: &'a Cond, out: &mut Vec<&'a LazyRegex>) {
-            match c {
-                Cond::Message(r) | Cond::Text(r) | Cond::Stream(r) => out.push(r),
-                Cond::Frame { file, function } => out.extend(file.iter().chain(function.iter())),
-                Cond::All(v) | Cond::Any(v) => v.iter().for_each(|c| walk(c, out)),
-                Cond::Not(c) => walk(c, out),
-                Cond::Contains(_) | Cond::Exception(_) | Cond::Kind(_) | Cond::Fact(_) => {}
-            }
-        }
         let mut out = Vec::new();
-        walk(&self.cond, &mut out);
+        self.cond.for_each_leaf(&mut |l, _| match l {
+            Leaf::Message(r) | Leaf::Text(r) | Leaf::Stream(r) => out.push(r),
+            Leaf::Frame { file, function } => out.extend(file.iter().chain(function.iter())),
+            Leaf::Contains(_) | Leaf::Exception(_) | Leaf::Kind(_) | Leaf::Fact(_) => {}
+        });
         out.extend(self.capture_patterns.values());
         out
     }
@@ -237,13 +233,13 @@ impl Ctx<'_> {
 
     fn cond(&mut self, c: &model::Condition) -> Option<Cond> {
         use model::Condition as C;
-        Some(match c {
-            C::Message(t) => Cond::Message(self.regex(t)?),
-            C::Text(t) => Cond::Text(self.regex(t)?),
-            C::Stream(t) => Cond::Stream(self.regex(t)?),
+        Some(Tree::Leaf(match c {
+            C::Message(t) => Leaf::Message(self.regex(t)?),
+            C::Text(t) => Leaf::Text(self.regex(t)?),
+            C::Stream(t) => Leaf::Stream(self.regex(t)?),
             C::Contains(t) => {
                 self.specificity += 1;
-                Cond::Contains(t.value.clone())
+                Leaf::Contains(t.value.clone())
             }
             C::Exception(t) => {
                 let name = t.value.trim();
@@ -256,10 +252,10 @@ impl Ctx<'_> {
                     return None;
                 }
                 self.specificity += 1;
-                Cond::Exception(name.to_string())
+                Leaf::Exception(name.to_string())
             }
             C::Kind(t) => match FailureKind::parse(t.value.trim()) {
-                Some(k) => Cond::Kind(k),
+                Some(k) => Leaf::Kind(k),
                 None => {
                     self.err(
                         Code::E009,
@@ -267,7 +263,11 @@ impl Ctx<'_> {
                         format!(
                             "unknown failure kind `{}` (one of: {})",
                             t.value,
-                            FailureKind::ALL.join(", ")
+                            FailureKind::ALL
+                                .iter()
+                                .map(|k| k.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         ),
                     );
                     return None;
@@ -282,7 +282,7 @@ impl Ctx<'_> {
                     Some(t) => Some(self.regex(t)?),
                     None => None,
                 };
-                Cond::Frame { file, function }
+                Leaf::Frame { file, function }
             }
             C::Package(p) => self.fact(&p.name, crate::knowledge::cond::compile_package(p))?,
             C::GpuCapability(t) => {
@@ -290,19 +290,19 @@ impl Ctx<'_> {
             }
             C::Driver(t) => self.fact(t, crate::knowledge::cond::compile_driver(t))?,
             C::TorchCuda(t) => self.fact(t, crate::knowledge::cond::compile_torch_cuda(t))?,
-            C::All(v) => Cond::All(self.conds(v)?),
-            C::Any(v) => Cond::Any(self.conds(v)?),
-            C::Not(b) => Cond::Not(Box::new(self.cond(b)?)),
-        })
+            C::All(v) => return Some(Tree::All(self.conds(v)?)),
+            C::Any(v) => return Some(Tree::Any(self.conds(v)?)),
+            C::Not(b) => return Some(Tree::Not(Box::new(self.cond(b)?))),
+        }))
     }
 
     fn fact(
         &mut self,
         at: &Text,
         r: Result<crate::knowledge::cond::Fact, crate::knowledge::cond::CondError>,
-    ) -> Option<Cond> {
+    ) -> Option<Leaf> {
         match r {
-            Ok(f) => Some(Cond::Fact(f)),
+            Ok(f) => Some(Leaf::Fact(f)),
             Err(e) => {
                 self.cond_error(at, e);
                 None
@@ -354,23 +354,10 @@ impl Ctx<'_> {
 /// The necessary atoms of a compiled condition tree.
 pub fn cond_atoms(c: &Cond) -> Option<AtomSet> {
     match c {
-        Cond::Message(re) | Cond::Text(re) => regex_atoms(re),
-        Cond::Frame { file, function } => {
-            let a = file.as_ref().and_then(regex_atoms);
-            let b = function.as_ref().and_then(regex_atoms);
-            match (a, b) {
-                (Some(a), Some(b)) => Some(if atoms::strength(&a) >= atoms::strength(&b) {
-                    a
-                } else {
-                    b
-                }),
-                (a, b) => a.or(b),
-            }
-        }
-        Cond::Contains(s) | Cond::Exception(s) => atoms::of_literal(s),
-        Cond::Kind(_) | Cond::Stream(_) | Cond::Not(_) | Cond::Fact(_) => None,
-        Cond::All(v) => v.iter().filter_map(cond_atoms).max_by_key(atoms::strength),
-        Cond::Any(v) => {
+        Tree::Leaf(l) => leaf_atoms(l),
+        Tree::Not(_) => None,
+        Tree::All(v) => v.iter().filter_map(cond_atoms).max_by_key(atoms::strength),
+        Tree::Any(v) => {
             let mut all = Vec::new();
             for c in v {
                 for a in cond_atoms(c)? {
@@ -384,14 +371,34 @@ pub fn cond_atoms(c: &Cond) -> Option<AtomSet> {
     }
 }
 
+fn leaf_atoms(l: &Leaf) -> Option<AtomSet> {
+    match l {
+        Leaf::Message(re) | Leaf::Text(re) => regex_atoms(re),
+        Leaf::Frame { file, function } => {
+            let a = file.as_ref().and_then(regex_atoms);
+            let b = function.as_ref().and_then(regex_atoms);
+            match (a, b) {
+                (Some(a), Some(b)) => Some(if atoms::strength(&a) >= atoms::strength(&b) {
+                    a
+                } else {
+                    b
+                }),
+                (a, b) => a.or(b),
+            }
+        }
+        Leaf::Contains(s) | Leaf::Exception(s) => atoms::of_literal(s),
+        Leaf::Kind(_) | Leaf::Stream(_) | Leaf::Fact(_) => None,
+    }
+}
+
 /// The necessary literals of the stream key a condition tree requires: those of a
 /// `stream:` regex that must hold (the tree itself, or a child of a top-level `all`).
 /// A line whose stream key has none of them (ASCII case-insensitively) cannot match.
 pub fn stream_atoms(c: &Cond) -> Option<AtomSet> {
     match c {
-        Cond::Stream(re) => regex_atoms(re),
-        Cond::All(v) => v.iter().find_map(|c| match c {
-            Cond::Stream(re) => regex_atoms(re),
+        Tree::Leaf(Leaf::Stream(re)) => regex_atoms(re),
+        Tree::All(v) => v.iter().find_map(|c| match c {
+            Tree::Leaf(Leaf::Stream(re)) => regex_atoms(re),
             _ => None,
         }),
         _ => None,
@@ -430,17 +437,6 @@ pub(crate) fn command_template(
     }
 }
 
-/// Whether an id is kebab-case: lowercase ASCII letters and digits in dash-separated words.
-pub fn valid_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 80
-        && id.split('-').all(|w| {
-            !w.is_empty()
-                && w.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-        })
-}
-
 /// Compiles one parsed file. `stem` is the file name without `.yaml`.
 pub fn compile(
     f: &SignatureFile,
@@ -456,19 +452,9 @@ pub fn compile(
         specificity: 0,
     };
     let id = f.id.value.clone();
-    if !valid_id(&id) {
-        cx.err(
-            Code::E002,
-            &f.id,
-            format!("id `{id}` is not kebab-case (lowercase letters, digits and single dashes)"),
-        );
-    } else if id != stem {
-        cx.err(
-            Code::E003,
-            &f.id,
-            format!("id `{id}` does not match the file name `{stem}.yaml`"),
-        );
-    }
+    cx.errors.extend(crate::knowledge::sources::check_id(
+        &f.id, stem, file, source,
+    ));
     let cond = cx.cond(&f.condition);
     let explicit: Vec<String> = f
         .atoms

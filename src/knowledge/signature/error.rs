@@ -18,7 +18,19 @@ pub enum Level {
 
 /// Every diagnostic code: stable, documented in CONTRIBUTING.md (a test compares the
 /// table there with [`Code::ALL`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 pub enum Code {
     E001,
     E002,
@@ -48,63 +60,12 @@ pub enum Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 25] = [
-        Code::E001,
-        Code::E002,
-        Code::E003,
-        Code::E004,
-        Code::E005,
-        Code::E006,
-        Code::E007,
-        Code::E008,
-        Code::E009,
-        Code::E010,
-        Code::E011,
-        Code::E013,
-        Code::E014,
-        Code::E015,
-        Code::E016,
-        Code::E017,
-        Code::W001,
-        Code::W002,
-        Code::W003,
-        Code::W004,
-        Code::W005,
-        Code::W006,
-        Code::W007,
-        Code::W008,
-        Code::W009,
-    ];
+    /// Every code, in declaration order.
+    pub const ALL: &'static [Code] = <Code as strum::VariantArray>::VARIANTS;
 
-    /// `E001`…
+    /// `E001`… (the variant's name).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Code::E001 => "E001",
-            Code::E002 => "E002",
-            Code::E003 => "E003",
-            Code::E004 => "E004",
-            Code::E005 => "E005",
-            Code::E006 => "E006",
-            Code::E007 => "E007",
-            Code::E008 => "E008",
-            Code::E009 => "E009",
-            Code::E010 => "E010",
-            Code::E011 => "E011",
-            Code::E013 => "E013",
-            Code::E014 => "E014",
-            Code::E015 => "E015",
-            Code::E016 => "E016",
-            Code::E017 => "E017",
-            Code::W001 => "W001",
-            Code::W002 => "W002",
-            Code::W003 => "W003",
-            Code::W004 => "W004",
-            Code::W005 => "W005",
-            Code::W006 => "W006",
-            Code::W007 => "W007",
-            Code::W008 => "W008",
-            Code::W009 => "W009",
-        }
+        self.into()
     }
 
     /// Errors stop a library from loading; warnings are lint advice.

@@ -15,9 +15,24 @@ pub type Text = Spanned<String>;
 
 /// The failure classes of the taxonomy (see DESIGN.md).
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize, Serialize, JsonSchema,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Deserialize,
+    Serialize,
+    JsonSchema,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+    strum::VariantArray,
 )]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Category {
     VersionMismatch,
     ImportError,
@@ -42,71 +57,37 @@ pub enum Category {
     Other,
 }
 
+// Names (serde, `as_str`, `parse`, `Display`) are derived, kebab-case.
 impl Category {
-    pub const ALL: [Category; 20] = [
-        Category::VersionMismatch,
-        Category::ImportError,
-        Category::MissingSharedLibrary,
-        Category::UndefinedSymbolAbi,
-        Category::UnsupportedComputeCapability,
-        Category::CudaDriverTooOld,
-        Category::GpuUnavailable,
-        Category::GpuOom,
-        Category::HostOom,
-        Category::NcclCommunication,
-        Category::KvCacheInsufficient,
-        Category::UnsupportedConfig,
-        Category::ModelLoadError,
-        Category::DiskFull,
-        Category::PermissionDenied,
-        Category::PortInUse,
-        Category::NetworkDownload,
-        Category::HangTimeout,
-        Category::GpuHardwareFault,
-        Category::Other,
-    ];
+    /// Every category, in declaration order.
+    pub const ALL: &'static [Category] = <Category as strum::VariantArray>::VARIANTS;
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            Category::VersionMismatch => "version-mismatch",
-            Category::ImportError => "import-error",
-            Category::MissingSharedLibrary => "missing-shared-library",
-            Category::UndefinedSymbolAbi => "undefined-symbol-abi",
-            Category::UnsupportedComputeCapability => "unsupported-compute-capability",
-            Category::CudaDriverTooOld => "cuda-driver-too-old",
-            Category::GpuUnavailable => "gpu-unavailable",
-            Category::GpuOom => "gpu-oom",
-            Category::HostOom => "host-oom",
-            Category::NcclCommunication => "nccl-communication",
-            Category::KvCacheInsufficient => "kv-cache-insufficient",
-            Category::UnsupportedConfig => "unsupported-config",
-            Category::ModelLoadError => "model-load-error",
-            Category::DiskFull => "disk-full",
-            Category::PermissionDenied => "permission-denied",
-            Category::PortInUse => "port-in-use",
-            Category::NetworkDownload => "network-download",
-            Category::HangTimeout => "hang-timeout",
-            Category::GpuHardwareFault => "gpu-hardware-fault",
-            Category::Other => "other",
-        }
+        self.into()
     }
 
     pub fn parse(s: &str) -> Option<Category> {
-        Category::ALL.into_iter().find(|c| c.as_str() == s)
-    }
-}
-
-impl std::fmt::Display for Category {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        s.parse().ok()
     }
 }
 
 /// How bad a matched failure is.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize, Serialize, JsonSchema,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Deserialize,
+    Serialize,
+    JsonSchema,
+    strum::IntoStaticStr,
 )]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Severity {
     /// Harmless noise that looks like an error: never ranked as a cause.
     Benign,
@@ -120,12 +101,7 @@ pub enum Severity {
 
 impl Severity {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Benign => "benign",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-            Severity::Fatal => "fatal",
-        }
+        self.into()
     }
 }
 
