@@ -13,6 +13,7 @@ pub mod config;
 pub mod contrib;
 pub mod corpus;
 mod diagnose;
+mod follow;
 pub mod inputs;
 mod install;
 pub mod output;
