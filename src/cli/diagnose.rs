@@ -148,8 +148,13 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     let mut collected = Vec::new();
     let mut printed = 0;
     for s in &inputs.sources {
-        let d = LineReader::open(s)
-            .and_then(|mut r| engine.diagnose(&mut r, BuildOptions { top: a.top }));
+        let d = super::progress::open(s).and_then(|(mut r, bar)| {
+            let d = engine.diagnose(&mut r, BuildOptions { top: a.top });
+            if let Some(bar) = bar {
+                bar.finish_and_clear();
+            }
+            d
+        });
         let d = match d {
             Ok(d) => d,
             Err(e) => {

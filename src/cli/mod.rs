@@ -18,6 +18,7 @@ pub mod inputs;
 mod install;
 pub mod output;
 pub mod preflight;
+mod progress;
 pub mod sig;
 mod sig_diff;
 mod suggest;

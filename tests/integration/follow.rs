@@ -257,3 +257,25 @@ fn sig_new_never_drafts_from_a_source_code_line() {
     );
     assert!(!e.contains("raise ValueError("), "{e}");
 }
+
+// ── progress ────────────────────────────────────────────────────────────────────────
+
+#[test]
+fn a_large_input_piped_draws_no_progress_bar() {
+    // over the 50 MB of a bar on a terminal; standard error is a pipe here
+    let dir = tempfile::tempdir().expect("tmp");
+    let log = dir.path().join("big.log");
+    let o = crashdoc()
+        .args(["bench", "gen-log", "--size", "51M"])
+        .output()
+        .expect("gen-log");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    std::fs::write(&log, &o.stdout).expect("write");
+    let o = crashdoc()
+        .args(["--format", "json"])
+        .arg(&log)
+        .output()
+        .expect("run");
+    assert!(code(&o) <= 1, "{}", stderr(&o));
+    assert_eq!(stderr(&o), "", "nothing on a piped stderr");
+}
