@@ -32,6 +32,10 @@ pub struct NewArgs {
     /// Where the log comes from (an issue thread URL): the example's source and the reference.
     #[arg(long)]
     pub source: Option<String>,
+    /// Which failure to draft from, by its number in the list `sig new` prints when the
+    /// log has several the library does not explain.
+    #[arg(long, value_name = "N")]
+    pub failure: Option<usize>,
     /// Overwrite an existing file.
     #[arg(long)]
     pub force: bool,
@@ -166,7 +170,7 @@ pub fn run_new(a: &NewArgs) -> anyhow::Result<ExitCode> {
         id: a.id.clone(),
         source: a.source.clone(),
     };
-    let d = draft::draft(&lib, &name, &text, &opts)?;
+    let d = draft::draft_choice(&lib, &name, &text, &opts, a.failure)?;
     let dir = match &a.out {
         Some(o) => o.clone(),
         None if Path::new("signatures").is_dir() => Path::new("signatures").join(d.area),

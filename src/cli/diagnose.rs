@@ -55,6 +55,8 @@ pub struct DiagnoseArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub width: WidthArgs,
+    #[command(flatten)]
+    pub follow: super::follow::FollowArgs,
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -109,7 +111,7 @@ fn report_input_errors(inputs: &Inputs) -> usize {
 }
 
 /// The renderer of the chosen format.
-fn renderer(format: Format, style: Style) -> Box<dyn Render> {
+pub(super) fn renderer(format: Format, style: Style) -> Box<dyn Render> {
     match format {
         Format::Text => Box::new(report::text::Text { style }),
         Format::Json => Box::new(report::Json),
@@ -121,6 +123,9 @@ fn renderer(format: Format, style: Style) -> Box<dyn Render> {
 }
 
 pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
+    if a.follow.follow {
+        return super::follow::run(a);
+    }
     let inputs = Inputs::expand(&a.files);
     let lib = a.library.load()?;
     let facts = super::preflight::read_envs(&a.env)?;
@@ -143,8 +148,13 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     let mut collected = Vec::new();
     let mut printed = 0;
     for s in &inputs.sources {
-        let d = LineReader::open(s)
-            .and_then(|mut r| engine.diagnose(&mut r, BuildOptions { top: a.top }));
+        let d = super::progress::open(s).and_then(|(mut r, bar)| {
+            let d = engine.diagnose(&mut r, BuildOptions { top: a.top });
+            if let Some(bar) = bar {
+                bar.finish_and_clear();
+            }
+            d
+        });
         let d = match d {
             Ok(d) => d,
             Err(e) => {

@@ -136,6 +136,13 @@ impl LineReader {
         })
     }
 
+    /// Numbers the lines from `first` on: a window of a longer stream (`--follow`)
+    /// keeps the stream's line numbers.
+    pub fn numbered_from(mut self, first: usize) -> Self {
+        self.number = first.saturating_sub(1);
+        self
+    }
+
     /// The input's name.
     pub fn name(&self) -> &str {
         &self.name

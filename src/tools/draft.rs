@@ -47,6 +47,12 @@ pub enum DraftError {
     NoFailure(String),
     #[error("{0}: every failure is already explained by the library (first: `{1}` by {2})")]
     AllExplained(String, String, String),
+    #[error("{0}: {1} failures the library does not explain; choose one with --failure N:\n{2}")]
+    Several(String, usize, String),
+    #[error(
+        "{0}: no failure {1}: the log has {2} candidate(s) (run without --failure to list them)"
+    )]
+    NoSuchFailure(String, usize, usize),
     #[error("`{0}` is not a valid id (kebab-case: lowercase letters, digits, single dashes)")]
     BadId(String),
     #[error("id `{0}` is already used by {1}")]
@@ -354,7 +360,7 @@ pub fn first_unexplained<'x>(
     let free: Vec<&Failure> = x
         .failures
         .iter()
-        .filter(|f| explained(f).is_none())
+        .filter(|f| explained(f).is_none() && !is_code_line(&f.headline))
         .collect();
     let pick = free
         .iter()
@@ -504,6 +510,54 @@ fn area_of(cat: Category, f: &Failure) -> &'static str {
 }
 
 /// Options of a draft.
+/// A line of program source echoed by a traceback or a crash dump (`raise ValueError(`,
+/// `x = f(`, `^^^^`): never a failure to draft a signature from.
+pub fn is_code_line(headline: &str) -> bool {
+    static CODE: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r#"^\s*(?:raise\b|assert\b|return\b|File "|def |class |import |from \S+ import |self\.|[\^~]{3,}|[A-Za-z_][\w.\[\]]*\s*=\s*[\w.]+\()"#,
+        )
+    });
+    let t = headline.trim_end();
+    CODE.is_match(t) || t.ends_with('(') || t.ends_with(',')
+}
+
+/// The failures a draft can be made from: not exactly explained by the library, not a
+/// consequence of another, not a source-code line; one per headline, in log order.
+pub fn candidates<'x>(lib: &Library, x: &'x Extraction, m: &Matches) -> Vec<&'x Failure> {
+    let mut seen = std::collections::BTreeSet::new();
+    x.failures
+        .iter()
+        .filter(|f| {
+            f.consequence_of.is_none()
+                && !is_code_line(&f.headline)
+                && !m.failures.iter().any(|h| {
+                    h.failure == f.id && crate::engine::matcher::layers::is_exact(lib, m, h)
+                })
+        })
+        .filter(|f| seen.insert(f.headline.clone()))
+        .collect()
+}
+
+/// `sig new --from LOG` without `--failure` on a log with several candidates: each,
+/// numbered, with its line and message.
+pub fn list_candidates(fs: &[&Failure]) -> String {
+    let mut out = String::new();
+    for (i, f) in fs.iter().enumerate() {
+        let head = f.headline.lines().next().unwrap_or("").trim();
+        let head: String = head.chars().take(MAX_MESSAGE_CHARS).collect();
+        let _ = writeln!(
+            out,
+            "  {}. line {} ({}): {}",
+            i + 1,
+            f.first_line(),
+            f.kind.as_str(),
+            crate::knowledge::text::escape_control(&head)
+        );
+    }
+    out
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct DraftOptions {
     pub id: Option<String>,
@@ -511,7 +565,37 @@ pub struct DraftOptions {
     pub source: Option<String>,
 }
 
-/// Drafts a signature from a log held in memory.
+/// Drafts a signature from the `n`th candidate failure of a log ([`candidates`], from 1);
+/// without `n`, from the only candidate, and a log with several is
+/// [`DraftError::Several`] (the list).
+pub fn draft_choice(
+    lib: &Library,
+    log_name: &str,
+    text: &str,
+    opts: &DraftOptions,
+    n: Option<usize>,
+) -> Result<Draft, DraftError> {
+    let (x, m) = run_text(lib, log_name, text)?;
+    let cs = candidates(lib, &x, &m);
+    let f = match (n, cs.len()) {
+        (Some(n), len) => match n.checked_sub(1).and_then(|i| cs.get(i)) {
+            Some(f) => *f,
+            None => return Err(DraftError::NoSuchFailure(log_name.to_string(), n, len)),
+        },
+        (None, 1) => cs[0],
+        (None, 0) => return draft(lib, log_name, text, opts),
+        (None, len) => {
+            return Err(DraftError::Several(
+                log_name.to_string(),
+                len,
+                list_candidates(&cs),
+            ))
+        }
+    };
+    draft_from(lib, log_name, f, opts)
+}
+
+/// Drafts a signature from a log held in memory (its first unexplained failure).
 pub fn draft(
     lib: &Library,
     log_name: &str,
@@ -536,6 +620,16 @@ pub fn draft(
             ));
         }
     };
+    draft_from(lib, log_name, f, opts)
+}
+
+/// Drafts a signature from one failure of a log.
+fn draft_from(
+    lib: &Library,
+    log_name: &str,
+    f: &Failure,
+    opts: &DraftOptions,
+) -> Result<Draft, DraftError> {
     let primary = f.primary().filter(|e| !e.exception_type.is_empty());
     let (exception, message) = match primary {
         Some(e) => (

@@ -9,6 +9,7 @@ mod corpus_run;
 mod diagnose;
 mod env;
 mod fast_path;
+mod follow;
 mod hardening;
 mod hostile;
 mod incidents;
