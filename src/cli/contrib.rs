@@ -182,7 +182,7 @@ pub fn run_new(a: &NewArgs) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&dir)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
     // the id names the file: kebab-case only, so it can never leave `dir`
-    if !crate::knowledge::signature::compile::valid_id(&d.id) {
+    if !crate::knowledge::sources::valid_id(&d.id) {
         anyhow::bail!(
             "internal: the drafted id `{}` is not kebab-case",
             crate::knowledge::text::escape_control(&d.id)

@@ -215,7 +215,7 @@ fn spawn_reader() -> Receiver<Msg> {
 struct Follower<'c> {
     engine: Engine<'c>,
     render: Box<dyn Render>,
-    out: Box<dyn Write>,
+    out: super::output::Output,
     top: usize,
     window: Window,
     /// Attempts diagnosed so far.
@@ -397,5 +397,7 @@ pub fn run(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
         }
     }
     f.finish()?;
-    Ok(combined_exit(errors, f.any_found))
+    let any_found = f.any_found;
+    f.out.finish()?;
+    Ok(combined_exit(errors, any_found))
 }

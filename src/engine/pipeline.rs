@@ -224,7 +224,8 @@ impl<'c> Engine<'c> {
             self.pass_parallel(reader, &mut st)?;
         }
         let PassState { x, mut m, scan, .. } = st;
-        let x = x.finish();
+        let mut x = x.finish();
+        x.lines = x.lines.max(reader.physical_lines());
         let mut facts = scan.finish();
         facts.merge(self.given.clone());
         if matching {

@@ -303,15 +303,30 @@ const TRACEBACK_STARTS: &[&str] = &[
     "The above exception was the direct cause",
 ];
 
+/// The messages a shell prints itself when its child dies (`Killed`, `Segmentation fault
+/// (core dumped)`…): written after the child's output, never a part of it.
+const SHELL_STATUS: &[&str] = &[
+    "Killed",
+    "Terminated",
+    "Aborted",
+    "Segmentation fault",
+    "Bus error",
+    "Illegal instruction",
+    "Floating point exception",
+    "zsh: ",
+    "bash: ",
+];
+
 /// Whether a line (without its indentation) starts a record of its own: a prefix
 /// [`normalize`] peels, a timestamp or bracketed stamp of a format it does not know
 /// (`2023-02-02 07:33:14.789112: I …`, `[  +0.000006]`, `[2025-02-01 07:03:54 TP5]`),
-/// a traceback structure line, an exception line, or a Python warning
-/// (`path.py:12: UserWarning: …`).
+/// a traceback structure line, an exception line, a Python warning
+/// (`path.py:12: UserWarning: …`) or a shell's own status message (`Killed`).
 pub fn starts_record(body: &[u8]) -> bool {
     let text = crate::engine::ingest::clean_text(body);
     let text = text.trim_start();
     if TRACEBACK_STARTS.iter().any(|s| text.starts_with(s))
+        || SHELL_STATUS.iter().any(|s| text.starts_with(s))
         || exception_line(text)
         || stamp(text.as_bytes())
         || python_warning(text)
@@ -384,6 +399,8 @@ pub struct Rejoiner<'r> {
     ahead_line: Option<Physical>,
     widths: Widths,
     joins: usize,
+    /// The number of the last physical line read.
+    physical: usize,
 }
 
 impl<'r> Rejoiner<'r> {
@@ -395,12 +412,19 @@ impl<'r> Rejoiner<'r> {
             ahead_line: None,
             widths: Widths::default(),
             joins: 0,
+            physical: 0,
         }
     }
 
     /// The input's name.
     pub fn name(&self) -> &str {
         self.reader.name()
+    }
+
+    /// The number of the last physical line read so far (a logical line carries its first
+    /// line's number, so the input's length is this one).
+    pub fn physical_lines(&self) -> usize {
+        self.physical
     }
 
     /// Physical lines absorbed into the line before them so far.
@@ -421,11 +445,13 @@ impl<'r> Rejoiner<'r> {
                 None => return Ok(None),
             },
         };
+        self.physical = self.physical.max(first.number);
         let mut head = self.widths.observe(&self.cur);
         while let Some(h) = head {
             let Some(p) = self.reader.read_into(&mut self.ahead)? else {
                 break;
             };
+            self.physical = self.physical.max(p.number);
             let join = self.widths.continues(&self.cur, h, &self.ahead);
             let fits = self.cur.len() + self.ahead.len() <= MAX_LINE_BYTES;
             let Some(join) = join.filter(|_| fits && p.truncated == 0) else {

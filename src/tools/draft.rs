@@ -535,7 +535,7 @@ pub fn candidates<'x>(lib: &Library, x: &'x Extraction, m: &Matches) -> Vec<&'x 
                     h.failure == f.id && crate::engine::matcher::layers::is_exact(lib, m, h)
                 })
         })
-        .filter(|f| seen.insert(f.headline.clone()))
+        .filter(|f| seen.insert(f.headline.lines().next().unwrap_or("").trim().to_string()))
         .collect()
 }
 

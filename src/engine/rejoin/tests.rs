@@ -159,7 +159,7 @@ fn blank_lines_short_lines_and_the_end_of_input_stop_a_join() {
     let eighty = "w".repeat(80);
     assert_eq!(logical(&format!("{eighty}\n\nafter\n")).len(), 3);
     assert_eq!(logical(&format!("{eighty}\n")).len(), 1);
-    assert_eq!(logical(&format!("{eighty}")).len(), 1);
+    assert_eq!(logical(&eighty.to_string()).len(), 1);
     assert_eq!(logical("short\nlines\n").len(), 2);
     assert!(logical("").is_empty());
 }
@@ -246,4 +246,16 @@ fn a_quoted_paste_is_rejoined_inside_its_quote() {
     // a quoted line and an unquoted one are not one line
     let text = format!("> {}\nnot quoted\n", "x".repeat(80));
     assert_eq!(logical(&text).len(), 2);
+}
+
+#[test]
+fn a_shell_status_after_a_line_of_a_common_width_is_its_own_line() {
+    // an 80-column log line, then the shell's "Killed" (the shape of MU-GOT#17)
+    let head = format!(
+        "INFO 11-20 10:45:57 gpu_executor.py:102] {}",
+        "x".repeat(39)
+    );
+    assert_eq!(head.len(), 80);
+    let v = logical(&format!("{head}\nKilled\n"));
+    assert_eq!(texts(&v), vec![head.as_str(), "Killed"]);
 }
