@@ -278,4 +278,28 @@ fn a_large_input_piped_draws_no_progress_bar() {
         .expect("run");
     assert!(code(&o) <= 1, "{}", stderr(&o));
     assert_eq!(stderr(&o), "", "nothing on a piped stderr");
+    // on a terminal (a pseudo-terminal from util-linux `script`, where installed) the same
+    // run draws the bar on standard error
+    let probe = Command::new("script")
+        .args(["-qec", "true", "/dev/null"])
+        .output();
+    if !probe.is_ok_and(|p| p.status.success()) {
+        return;
+    }
+    let cmd = format!(
+        "{} --color never '{}' > /dev/null",
+        bin().display(),
+        log.display()
+    );
+    let o = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("script");
+    let tty = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        tty.contains("big.log") && tty.contains("MiB/"),
+        "no bar on a terminal: {}",
+        &tty[..tty.len().min(300)]
+    );
 }
