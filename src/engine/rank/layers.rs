@@ -122,8 +122,13 @@ fn link(lib: &Library, x: &Extraction, m: &Matches, ranked: &mut [Ranked]) {
         }
         let cause = ranked.iter().find(|c| {
             let cs = &lib.signatures[c.signature];
-            c.signature != later.signature
-                && cs.explains.contains(&ls.id)
+            if c.signature == later.signature {
+                return false;
+            }
+            if cs.completes && precedes_completion(&marks(x, m, c.signature), x, m, later) {
+                return true;
+            }
+            cs.explains.contains(&ls.id)
                 && if cs.severity == Severity::Benign {
                     follows_marker(&marks(x, m, c.signature), x, m, later)
                 } else {
@@ -189,14 +194,37 @@ fn occurrence_lines(f: &Failure) -> Vec<usize> {
 }
 
 /// Whether every place `later` was seen starts within [`TEARDOWN_WINDOW`] lines after a
-/// marker of the same crash attempt. Any place unaccounted for (an occurrence past the
-/// list kept, a loose line past the evidence kept) keeps it a cause.
+/// marker of the same crash attempt.
 fn follows_marker(marks: &[(usize, usize)], x: &Extraction, m: &Matches, later: &Ranked) -> bool {
-    let covered = |line: usize, attempt: usize| {
+    everywhere(x, m, later, |line, attempt| {
         marks
             .iter()
             .any(|&(ml, ma)| ma == attempt && ml <= line && line - ml <= TEARDOWN_WINDOW)
-    };
+    })
+}
+
+/// Whether every place `later` was seen comes before a completion marker (`completes:`)
+/// of the same crash attempt: the run went on and finished after it.
+fn precedes_completion(
+    marks: &[(usize, usize)],
+    x: &Extraction,
+    m: &Matches,
+    later: &Ranked,
+) -> bool {
+    everywhere(x, m, later, |line, attempt| {
+        marks.iter().any(|&(ml, ma)| ma == attempt && line < ml)
+    })
+}
+
+/// Whether `covered(line, attempt)` holds for every place `later` was seen (its failures'
+/// occurrences, its loose evidence lines). Any place unaccounted for (an occurrence past
+/// the list kept, a loose line past the evidence kept) keeps it a cause.
+fn everywhere(
+    x: &Extraction,
+    m: &Matches,
+    later: &Ranked,
+    covered: impl Fn(usize, usize) -> bool,
+) -> bool {
     let mut seen = false;
     for fid in &later.failures {
         let Some(f) = x.failures.iter().find(|f| f.id == *fid) else {

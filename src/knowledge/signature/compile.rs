@@ -92,6 +92,8 @@ pub struct Signature {
     pub wraps: Option<String>,
     /// Ids of the later failures this one explains.
     pub explains: Vec<String>,
+    /// A benign marker of a finished run: the failures before it were survived.
+    pub completes: bool,
 }
 
 impl Signature {
@@ -540,6 +542,10 @@ pub fn compile(
             cx.err(Code::E017, w, msg);
         }
     }
+    if f.completes && f.severity != Severity::Benign {
+        let msg = "`completes: true` marks a finished run: only a `severity: benign` signature may say it";
+        cx.err(Code::E018, &f.id, msg.to_string());
+    }
     let (layer, max_confidence) = if f.fallback {
         let cap = Some(model::ConfidenceCap::Low);
         (super::table::Layer::Fallback, cap)
@@ -571,6 +577,7 @@ pub fn compile(
             max_confidence,
             wraps: f.wraps.as_ref().map(|w| w.value.clone()),
             explains: f.explains.iter().map(|t| t.value.clone()).collect(),
+            completes: f.completes,
         }),
         _ => Err(cx.errors),
     }

@@ -181,6 +181,12 @@ pub struct SignatureFile {
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub explains: Vec<Text>,
+    /// A benign marker that the run finished its work (a trainer's last message, printed
+    /// only once its loop is done): a failure of the same attempt that comes before it
+    /// did not stop the run, and is folded under it as survived noise. Failures after it
+    /// are unaffected (a crash while saving, a hang at the final barrier).
+    #[serde(default)]
+    pub completes: bool,
     /// A structural fallback (exception type, raising module, frames): used only when no
     /// other signature explains the failure, at `low` confidence.
     #[serde(default)]

@@ -218,6 +218,7 @@ fn entry_file(t: &TableFile, e: &Entry, alts: Vec<Condition>) -> SignatureFile {
         max_confidence: e.max_confidence,
         wraps: None,
         explains: Vec::new(),
+        completes: false,
         fallback: false,
     }
 }
