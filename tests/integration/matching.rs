@@ -143,3 +143,97 @@ fn a_traceback_after_a_requested_shutdown_is_noise_and_one_before_it_a_cause() {
     let before = format!("{dead}\n{shutdown}\n");
     assert_eq!(top(lib, &before).as_deref(), Some("vllm-engine-dead-error"));
 }
+
+// ---- completion markers (`completes: true`) -------------------------------------------
+
+/// A CONSTRUCTED completion marker (the shape of transformers' Trainer message), loaded
+/// from a folder of its own next to the embedded library.
+const MARKER: &str = r#"id: test-run-finished
+title: the test trainer finished its loop
+category: other
+severity: benign
+completes: true
+info_evidence: true
+match:
+  message: 'TestTrainer: training loop finished after (?P<steps>[0-9]+) steps'
+explain: the loop ended; what failed before it was survived
+references: [https://example.org/constructed]
+examples:
+  match:
+    - source: constructed
+      log: "TestTrainer: training loop finished after 6 steps"
+    - source: constructed
+      log: "INFO TestTrainer: training loop finished after 60 steps"
+  no_match:
+    - source: constructed
+      log: "TestTrainer: training loop started"
+"#;
+
+/// A real DataLoader failure line (corpus/verl-none-grpo-run-teardown-traceback, verl
+/// run log) in a CONSTRUCTED traceback, and the CONSTRUCTED marker line.
+const WORKER_KILLED: &str = "Traceback (most recent call last):\n  File \"/app/train.py\", line 9, in <module>\n    next(it)\nRuntimeError: DataLoader worker (pid 563735) is killed by signal: Killed.\n";
+const FINISHED: &str = "TestTrainer: training loop finished after 6 steps\n";
+
+fn with_marker(log: &str, marker: &str) -> std::process::Output {
+    let tmp = tempfile::TempDir::new().expect("tempdir");
+    let lib = tmp.path().join("lib");
+    std::fs::create_dir(&lib).expect("mkdir");
+    std::fs::write(lib.join("test-run-finished.yaml"), marker).expect("write");
+    std::fs::write(tmp.path().join("run.log"), log).expect("write");
+    crate::util::crashdoc()
+        .arg("--signatures")
+        .arg(&lib)
+        .args(["--format", "json"])
+        .arg(tmp.path().join("run.log"))
+        .output()
+        .expect("run")
+}
+
+fn causes(o: &std::process::Output) -> Vec<String> {
+    crate::util::json(o)["causes"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| c["signature"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_failure_before_a_completion_marker_was_survived() {
+    let o = with_marker(&format!("{WORKER_KILLED}{FINISHED}"), MARKER);
+    assert_eq!(
+        causes(&o),
+        Vec::<String>::new(),
+        "{}",
+        crate::util::stderr(&o)
+    );
+    // without the marker the same failure is a cause
+    let o = with_marker(WORKER_KILLED, MARKER);
+    assert_eq!(
+        causes(&o).first().map(String::as_str),
+        Some("torch-dataloader-worker-killed")
+    );
+}
+
+#[test]
+fn a_failure_after_a_completion_marker_still_ranks() {
+    let o = with_marker(&format!("{FINISHED}{WORKER_KILLED}"), MARKER);
+    assert_eq!(
+        causes(&o).first().map(String::as_str),
+        Some("torch-dataloader-worker-killed")
+    );
+}
+
+#[test]
+fn completes_on_a_signature_that_is_not_benign_is_e018() {
+    let fatal = MARKER.replace("severity: benign", "severity: fatal");
+    let o = with_marker(FINISHED, &fatal);
+    let err = crate::util::stderr(&o);
+    assert_eq!(crate::util::code(&o), 3, "{err}");
+    assert!(
+        err.contains("E018") && err.contains("test-run-finished.yaml"),
+        "{err}"
+    );
+}
