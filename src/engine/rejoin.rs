@@ -303,9 +303,10 @@ const TRACEBACK_STARTS: &[&str] = &[
     "The above exception was the direct cause",
 ];
 
-/// The messages a shell prints itself when its child dies (`Killed`, `Segmentation fault
-/// (core dumped)`…): written after the child's output, never a part of it.
-const SHELL_STATUS: &[&str] = &[
+/// The messages a shell or a launcher prints itself (`Killed`, `Segmentation fault (core
+/// dumped)` when its child dies, `nohup: ignoring input` when it starts one): written
+/// around the child's output, never a part of it.
+pub const SHELL_STATUS: &[&str] = &[
     "Killed",
     "Terminated",
     "Aborted",
@@ -315,6 +316,7 @@ const SHELL_STATUS: &[&str] = &[
     "Floating point exception",
     "zsh: ",
     "bash: ",
+    "nohup: ",
 ];
 
 /// Whether a line (without its indentation) starts a record of its own: a prefix

@@ -996,7 +996,10 @@ fn continues_message(open: &Open, rec: &Record) -> bool {
     {
         return false;
     }
-    if shapes::is_traceback_header(msg) || shapes::chain_marker(msg).is_some() {
+    if shapes::is_traceback_header(msg)
+        || shapes::chain_marker(msg).is_some()
+        || shapes::foreign_output(msg)
+    {
         return false;
     }
     if open.origin.is_some() {

@@ -231,6 +231,20 @@ pub fn collapsed_traceback(msg: &str) -> Option<Collapsed> {
     Some((frames, exc))
 }
 
+/// A line another writer printed: a progress bar (tqdm's `42%|███▌ |` or ` | 3/16 [00:04<00:29,
+/// 2.09s/it]`) or a shell's status ([`crate::engine::rejoin::SHELL_STATUS`]). It never
+/// continues an exception's message: in a log that appends runs (`nohup.out`, a
+/// journal), the next run's output follows the last exception line directly.
+pub fn foreign_output(msg: &str) -> bool {
+    let t = msg.trim_start();
+    t.contains("%|")
+        || t.contains("it/s]")
+        || t.contains("s/it]")
+        || crate::engine::rejoin::SHELL_STATUS
+            .iter()
+            .any(|s| t.starts_with(s))
+}
+
 pub fn is_traceback_header(msg: &str) -> bool {
     let t = msg.trim_start_matches([' ', '|', '+', '-']);
     t.starts_with("Traceback (most recent call last):")

@@ -92,3 +92,42 @@ fn scenario_has_two_attempts_with_one_worker_failure_each() {
         );
     }
 }
+
+fn extract_text(text: &str) -> Extraction {
+    let records = text.lines().enumerate().map(|(i, l)| {
+        normalize(crate::engine::ingest::Line {
+            number: i + 1,
+            text: l.to_string(),
+            truncated: 0,
+        })
+    });
+    extract_records(records, ExtractOptions::default())
+}
+
+/// A `nohup.out` that appends runs (CONSTRUCTED from lines of corpus/llamafactory-disk-full
+/// and of a healthy vLLM run in the corpus): the next run's output follows the exception
+/// line directly, and is not the exception's message.
+#[test]
+fn the_next_runs_output_does_not_continue_an_exception_message() {
+    let x = extract_text(
+        "Traceback (most recent call last):\n  File \"pyarrow/ipc.pxi\", line 525, in pyarrow.lib._CRecordBatchWriter.write_table\nOSError: [Errno 28] No space left on device\nnohup: ignoring input\nLoading safetensors checkpoint shards:   0% Completed | 0/16 [00:00<?, ?it/s]\nLoading safetensors checkpoint shards:   6% Completed | 1/16 [00:03<00:53,  3.59s/it]\n",
+    );
+    let f = &x.failures[0];
+    assert_eq!(
+        f.chain.last().map(|e| e.message.as_str()),
+        Some("[Errno 28] No space left on device")
+    );
+    for bar in [
+        "Map:  19%|██▍  | 345877/1791700 [00:46<03:03, 7857.80 examples/s]",
+        "  6%|▋  | 1/16 [00:03<00:53,  3.59s/it]",
+    ] {
+        assert!(shapes::foreign_output(bar), "{bar}");
+    }
+    // a message's own second line is kept
+    let x = extract_text("Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nRuntimeError: Error(s) in loading state_dict for Net:\n\tMissing key(s) in state_dict: \"fc.weight\".\n");
+    assert!(
+        x.failures[0].chain[0].message.contains("Missing key(s)"),
+        "{:#?}",
+        x.failures
+    );
+}
