@@ -106,6 +106,12 @@ mod oracle {
     /// The layers' formats (`LEVELS` stands for the level words), in the documented
     /// order.
     const FORMATS: &[(&str, Join, Bound)] = &[
+        // kubectl logs --prefix
+        (
+            r"^\[pod/(?P<ident>[a-z0-9][a-z0-9.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*)\] ",
+            Join::Inner,
+            Bound::None,
+        ),
         // journald short-iso
         (
             r"^(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?[+-]\d\d:?\d\d) (?P<host>\S+) (?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: ?",
@@ -610,6 +616,12 @@ mod gen {
         format!("{} {} {}{}:{sep}", syslog_time(r), word(r), word(r), pid(r))
     }
 
+    fn kubectl(r: &mut Rng) -> String {
+        let pod = pick(r, &["vllm-7d9f8b6c4-x2x9q", "trainer-0", "a.b-c", "Upper"]);
+        let container = pick(r, &["vllm", "main_1", "x.y-z", "-bad"]);
+        format!("[pod/{pod}/{container}] ")
+    }
+
     fn compose(r: &mut Rng) -> String {
         let ws = pick(r, &["  ", " ", "", "\u{a0}", "\t"]);
         format!("{}{ws}| ", word(r))
@@ -738,6 +750,7 @@ mod gen {
 
     /// A prefix of each layer, in the documented order.
     const PREFIXES: &[fn(&mut Rng) -> String] = &[
+        kubectl,
         journal_iso,
         iso_timestamp,
         github_actions,

@@ -218,6 +218,19 @@ fn a_failure_before_a_completion_marker_was_survived() {
 }
 
 #[test]
+fn a_completion_marker_on_a_loose_line_folds_the_failure_before_it() {
+    // blank lines end the exception's message: the marker is a line of its own, not a
+    // continuation of the failure's text
+    let o = with_marker(&format!("{WORKER_KILLED}\n\n{FINISHED}"), MARKER);
+    assert_eq!(
+        causes(&o),
+        Vec::<String>::new(),
+        "{}",
+        crate::util::stderr(&o)
+    );
+}
+
+#[test]
 fn a_failure_after_a_completion_marker_still_ranks() {
     let o = with_marker(&format!("{FINISHED}{WORKER_KILLED}"), MARKER);
     assert_eq!(

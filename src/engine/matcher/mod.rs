@@ -86,8 +86,9 @@ pub struct LooseHits {
     pub streams: Vec<String>,
     pub first: Option<Occurrence>,
     /// Every place it matched, `(line, attempt)`, for a signature that `explains:` later
-    /// failures (a benign marker folds only what follows it closely,
-    /// [`crate::engine::rank::layers`]); the latest [`MAX_MARKS`] are kept.
+    /// failures (a benign marker folds only what follows it closely) or `completes:` a run
+    /// (it folds what came before it), [`crate::engine::rank::layers`]; the latest
+    /// [`MAX_MARKS`] are kept.
     pub marks: std::collections::VecDeque<(usize, usize)>,
 }
 
@@ -218,7 +219,7 @@ impl<'c> Matcher<'c> {
                 || (precedence::overrides(lib, sig, &benign) && !precedence::info_only(sig, level))
         });
         for (s, found) in confirmed {
-            let marks = !lib.signatures[s].explains.is_empty();
+            let marks = !lib.signatures[s].explains.is_empty() || lib.signatures[s].completes;
             let e = into.loose.entry(s).or_default();
             e.count += 1;
             if marks {

@@ -34,6 +34,9 @@ pub(super) struct Read<'a> {
 /// is Unicode whitespace):
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Layer {
+    /// `kubectl logs --prefix`: `[pod/NAME/CONTAINER] ` (NAME a DNS name, CONTAINER
+    /// `[A-Za-z0-9][A-Za-z0-9_.-]*`) → identifier `NAME/CONTAINER`.
+    Kubectl,
     /// journald `short-iso`: `YYYY-MM-DDTHH:MM:SS[.frac]±HH[:]MM host ident[pid]: ` →
     /// timestamp, host, identifier, pid.
     JournalIso,
@@ -97,6 +100,7 @@ pub(super) enum Layer {
 /// - `GlogBracket`, `OldTorch`, `DeepSpeed` before `BareOrigin`, and `Syslog` before
 ///   `BareTime` (which declines a syslog reading anyway): generic shapes last.
 pub(super) const ORDER: &[Layer] = &[
+    Layer::Kubectl,
     Layer::JournalIso,
     Layer::IsoTimestamp,
     Layer::GithubActions,
@@ -134,6 +138,7 @@ impl Layer {
     /// bar or bracket must come early): a long name is a message, not a prefix.
     pub fn guard(self, first: u8, s: &str) -> bool {
         match self {
+            Layer::Kubectl => first == b'[' && s.starts_with("[pod/"),
             Layer::JournalIso | Layer::IsoTimestamp => first.is_ascii_digit() && iso_date(s),
             Layer::GithubActions => first == b'#',
             Layer::Syslog | Layer::BareTime => first.is_ascii_uppercase(),
@@ -162,6 +167,7 @@ impl Layer {
     /// The layer's parser, on the start of `s`.
     pub fn parse(self, s: &str) -> Option<Read<'_>> {
         match self {
+            Layer::Kubectl => kubectl(s),
             Layer::JournalIso => journal_iso(s),
             Layer::IsoTimestamp => timestamp_only(&ISO_Z, s),
             Layer::GithubActions => github_actions(s),
@@ -248,6 +254,10 @@ macro_rules! re {
 }
 
 re!(
+    KUBECTL,
+    r"^\[pod/([a-z0-9][a-z0-9.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*)\] "
+);
+re!(
     ISO_Z,
     r"^([0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?Z) "
 );
@@ -333,6 +343,17 @@ fn github_actions(s: &str) -> Option<Read<'_>> {
         len: whole(&c),
         fields: Fields {
             level,
+            ..Fields::default()
+        },
+    })
+}
+
+fn kubectl(s: &str) -> Option<Read<'_>> {
+    let c = KUBECTL.captures(s)?;
+    Some(Read {
+        len: whole(&c),
+        fields: Fields {
+            ident: group(&c, 1),
             ..Fields::default()
         },
     })
