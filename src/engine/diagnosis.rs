@@ -9,11 +9,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::engine::extract::{Attempt, Extraction, Failure, Occurrence, Site};
+use crate::engine::extract::{Attempt, Extraction, Failure, FailureId, Occurrence, Site};
 use crate::engine::rank::{self, Confidence, EvidenceLine, Ranked};
 use crate::knowledge::signature::lazy::LazyRegex;
 use crate::knowledge::signature::template::RenderError;
-use crate::knowledge::signature::{Category, Library, Severity};
+use crate::knowledge::signature::{Category, Library, Severity, SigIndex};
 
 /// A remediation step, filled for this log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -97,7 +97,7 @@ pub struct AlsoMatch {
 }
 
 /// The signatures shown under cause `of` as "also matches", best score first.
-fn also_matches(lib: &Library, ranked: &[Ranked], of: usize) -> Vec<AlsoMatch> {
+fn also_matches(lib: &Library, ranked: &[Ranked], of: SigIndex) -> Vec<AlsoMatch> {
     ranked
         .iter()
         .filter(|o| o.also_of == Some(of))
@@ -160,7 +160,7 @@ pub struct Cause {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub importing: Option<String>,
     /// Ids of the extracted failures it explains.
-    pub failures: Vec<usize>,
+    pub failures: Vec<FailureId>,
     /// For each attempt it was seen in: (streams showing it, worker streams in the attempt).
     #[serde(skip)]
     pub spread: Vec<(usize, usize, usize)>,
@@ -230,9 +230,9 @@ static UNIT_PATTERN: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::ne
 /// journal names.
 fn cause_unit(
     x: &Extraction,
-    by_id: &BTreeMap<usize, &Failure>,
+    by_id: &BTreeMap<FailureId, &Failure>,
     r: &Ranked,
-    following: &[usize],
+    following: &[FailureId],
 ) -> Option<String> {
     let own = r.failures.iter().filter_map(|id| by_id.get(id).copied());
     let u = match one_unit(own) {
@@ -348,7 +348,7 @@ struct Assembly<'a> {
     lib: &'a Library,
     x: &'a Extraction,
     ranked: &'a [Ranked],
-    by_id: BTreeMap<usize, &'a Failure>,
+    by_id: BTreeMap<FailureId, &'a Failure>,
     facts: &'a crate::env::Facts,
 }
 
@@ -363,7 +363,7 @@ impl Assembly<'_> {
             .min_by_key(|f| f.first.line);
         // the unit of a command is the unit whose process produced this cause's
         // evidence (or its consequences'), never merely the first unit of the log
-        let following: Vec<usize> = self
+        let following: Vec<FailureId> = self
             .ranked
             .iter()
             .filter(|c| c.folded_under == Some(r.signature))
@@ -472,7 +472,7 @@ impl Assembly<'_> {
                 linked: c.linked,
             });
         }
-        let explained: std::collections::BTreeSet<usize> = self
+        let explained: std::collections::BTreeSet<FailureId> = self
             .ranked
             .iter()
             .filter(|o| self.lib.signatures[o.signature].severity != Severity::Benign)

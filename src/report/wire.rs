@@ -624,7 +624,7 @@ impl From<&dx::Cause> for Cause {
             crash_site: c.crash_site.as_ref().map(Site::from),
             raise_site: c.raise_site.as_ref().map(Site::from),
             importing: c.importing.clone(),
-            failures: c.failures.clone(),
+            failures: c.failures.iter().map(|f| f.0).collect(),
         }
     }
 }
@@ -725,7 +725,7 @@ impl From<&ex::Attempt> for Attempt {
 impl From<&ex::Failure> for Failure {
     fn from(f: &ex::Failure) -> Self {
         Failure {
-            id: f.id,
+            id: f.id.0,
             kind: f.kind.into(),
             attempt: f.attempt,
             level: f.level.map(Level::from),
@@ -742,7 +742,7 @@ impl From<&ex::Failure> for Failure {
             first: Occurrence::from(&f.first),
             occurrences: all(&f.occurrences),
             first_in_attempt: f.first_in_attempt,
-            consequence_of: f.consequence_of,
+            consequence_of: f.consequence_of.map(|c| c.0),
             consequence_shape: f.consequence_shape,
             lines: f
                 .lines

@@ -26,13 +26,14 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::engine::extract::{Extraction, Failure, FailureKind};
+use crate::engine::extract::{Extraction, Failure, FailureId, FailureKind};
 use crate::engine::ingest::LineReader;
 use crate::engine::matcher::{Compiled, EngineKind, Matches, PrefilterError};
 use crate::engine::pipeline::Engine;
 use crate::knowledge::signature::load::{compile_files, LibraryFile};
 use crate::knowledge::signature::model::Category;
 use crate::knowledge::signature::Library;
+use crate::knowledge::signature::SigIndex;
 use crate::knowledge::sources::valid_id;
 
 /// Messages longer than this are cut (at a character boundary) before generalizing.
@@ -351,7 +352,7 @@ pub fn first_unexplained<'x>(
     lib: &Library,
     x: &'x Extraction,
     m: &Matches,
-) -> Result<&'x Failure, Option<(usize, usize)>> {
+) -> Result<&'x Failure, Option<(FailureId, SigIndex)>> {
     let explained = |f: &Failure| {
         m.failures
             .iter()

@@ -225,7 +225,7 @@ pub fn explain(
     name: &str,
     text: &str,
 ) -> Result<Explanation, ExplainError> {
-    let Some(index) = lib.signatures.iter().position(|s| s.id == id) else {
+    let Some(index) = lib.signatures.position(id) else {
         return Err(ExplainError::UnknownSignature(id.to_string()));
     };
     let sig: &Signature = &lib.signatures[index];

@@ -120,10 +120,22 @@ pub struct Occurrence {
     pub timestamp: Option<String>,
 }
 
+/// The id of a failure in one input: 1-based, in the order of the failures' first lines
+/// ([`Extraction::failures`]); the JSON contract prints the number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize)]
+#[serde(transparent)]
+pub struct FailureId(pub usize);
+
+impl std::fmt::Display for FailureId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 /// One failure, possibly seen in several streams.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Failure {
-    pub id: usize,
+    pub id: FailureId,
     pub kind: FailureKind,
     /// The crash attempt (1-based) it belongs to.
     pub attempt: usize,
@@ -161,7 +173,7 @@ pub struct Failure {
     pub first_in_attempt: bool,
     /// The failure this one follows from.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub consequence_of: Option<usize>,
+    pub consequence_of: Option<FailureId>,
     /// Its text has a consequence shape ("see root cause above", a systemd exit…).
     pub consequence_shape: bool,
     pub lines: Vec<BlockLine>,
@@ -828,7 +840,7 @@ impl Extractor {
         }
         let attempt = self.attempts.len();
         let mut failure = Failure {
-            id: 0,
+            id: FailureId(0),
             kind: open.kind,
             attempt,
             level: open.level,
@@ -927,7 +939,7 @@ impl Extractor {
         let mut failures = self.closed;
         failures.sort_by_key(|f| (f.first.line, f.kind));
         for (i, f) in failures.iter_mut().enumerate() {
-            f.id = i + 1;
+            f.id = FailureId(i + 1);
             f.occurrences.sort_by_key(|o| o.line);
             f.streams.clear();
             for o in &f.occurrences {

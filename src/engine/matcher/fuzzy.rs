@@ -12,10 +12,10 @@ use std::hash::{Hash, Hasher};
 
 use super::layers::{Via, ViaNote};
 use super::{FailureHit, Matches, Place};
-use crate::engine::extract::{Extraction, Failure, FailureKind};
+use crate::engine::extract::{Extraction, Failure, FailureId, FailureKind};
 use crate::engine::ingest::Line;
 use crate::knowledge::signature::table::Layer;
-use crate::knowledge::signature::{Library, Severity, Signature};
+use crate::knowledge::signature::{Library, Severity, SigIndex, Signature};
 
 /// The similarity from which the closest example is reported. Chosen on the corpus
 /// (`crashdoc corpus run corpus`, 181 incidents): at 0.5 the 3 fuzzy top causes are all
@@ -33,7 +33,7 @@ const PROTECTED: &[&str] = &[
 pub struct FuzzyIndex {
     /// (signature index, near-miss?, shingles) per example message: a failure closest to
     /// a near-miss of a signature resembles nothing.
-    examples: Vec<(usize, bool, HashSet<u64>)>,
+    examples: Vec<(SigIndex, bool, HashSet<u64>)>,
     /// What each example message names ([`named`]), by the index of `examples`.
     names: Vec<HashSet<String>>,
     /// Word pair → examples that have it.
@@ -43,7 +43,7 @@ pub struct FuzzyIndex {
 /// The closest signature of a message.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Resemblance {
-    pub signature: usize,
+    pub signature: SigIndex,
     pub similarity: f64,
 }
 
@@ -198,7 +198,7 @@ impl FuzzyIndex {
     /// fallback).
     pub fn build(lib: &Library) -> FuzzyIndex {
         let mut ix = FuzzyIndex::default();
-        for (s, sig) in lib.signatures.iter().enumerate() {
+        for (s, sig) in lib.signatures.indexed() {
             if sig.severity == Severity::Benign || sig.layer == Layer::Fallback {
                 continue;
             }
@@ -265,7 +265,7 @@ impl FuzzyIndex {
 
 impl FuzzyIndex {
     /// The similarity of `msg` to the closest example of one signature.
-    pub fn similarity_to(&self, signature: usize, msg: &str) -> Option<f64> {
+    pub fn similarity_to(&self, signature: SigIndex, msg: &str) -> Option<f64> {
         let words = masked_words(msg);
         if words.len() < MIN_WORDS {
             return None;
@@ -301,7 +301,7 @@ fn eligible(f: &Failure) -> bool {
 
 /// Matches each failure that no signature matched with its closest example.
 pub fn match_unexplained(ix: &FuzzyIndex, x: &Extraction, m: &mut Matches) {
-    let explained: HashSet<usize> = m.failures.iter().map(|h| h.failure).collect();
+    let explained: HashSet<FailureId> = m.failures.iter().map(|h| h.failure).collect();
     let todo: Vec<&Failure> = x
         .failures
         .iter()

@@ -16,15 +16,16 @@
 use super::{fuzzy, wrap};
 
 use super::{Matcher, Matches};
-use crate::engine::extract::Extraction;
+use crate::engine::extract::{Extraction, FailureId};
 use crate::env::Facts;
 use crate::knowledge::signature::table::Layer;
+use crate::knowledge::signature::SigIndex;
 
 /// How a match was found when it was not by a signature's own conditions on the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Via {
     /// The inner error of a wrapper (the wrapper's signature index).
-    Wrapper { wrapper: usize },
+    Wrapper { wrapper: SigIndex },
     /// A resemblance to the signature's examples (similarity in thousandths).
     Fuzzy { per_mille: u16 },
 }
@@ -32,8 +33,8 @@ pub enum Via {
 /// A note on one match: the signature, the failure (`None` for loose lines) and how.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ViaNote {
-    pub signature: usize,
-    pub failure: Option<usize>,
+    pub signature: SigIndex,
+    pub failure: Option<FailureId>,
     pub via: Via,
 }
 
@@ -55,7 +56,7 @@ pub fn apply(matcher: &mut Matcher<'_>, x: &Extraction, m: &mut Matches, facts: 
 /// the closest failure to the signature's examples.
 pub fn explain_layer(
     lib: &crate::knowledge::signature::Library,
-    index: usize,
+    index: SigIndex,
     x: &Extraction,
     m: &Matches,
 ) -> (String, Vec<String>, Option<f64>) {

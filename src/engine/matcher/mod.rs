@@ -23,10 +23,10 @@ use serde::Serialize;
 pub use eval::{evaluate, evaluate_with, Subject};
 pub use prefilter::{Prefilter, PrefilterError};
 
-use crate::engine::extract::{BlockLine, Extraction, Failure, FailureKind, Occurrence};
+use crate::engine::extract::{BlockLine, Extraction, Failure, FailureId, FailureKind, Occurrence};
 use crate::engine::normalize::Record;
 use crate::env::Facts;
-use crate::knowledge::signature::{Library, Severity};
+use crate::knowledge::signature::{Library, Severity, SigIndex};
 
 /// Evidence lines kept per loose-line match group.
 pub const MAX_LOOSE_EVIDENCE: usize = 5;
@@ -68,8 +68,8 @@ pub enum Place {
 /// One confirmed match of a signature on a failure.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FailureHit {
-    pub signature: usize,
-    pub failure: usize,
+    pub signature: SigIndex,
+    pub failure: FailureId,
     pub place: Place,
     pub captures: BTreeMap<String, String>,
     /// Log lines that show the match.
@@ -97,7 +97,7 @@ pub struct LooseHits {
 pub struct Matches {
     pub failures: Vec<FailureHit>,
     /// Per signature index.
-    pub loose: BTreeMap<usize, LooseHits>,
+    pub loose: BTreeMap<SigIndex, LooseHits>,
     /// Matches found by a layer other than the signature's own conditions.
     pub via: Vec<layers::ViaNote>,
 }
@@ -128,7 +128,7 @@ impl<'l> Compiled<'l> {
 pub struct Matcher<'c> {
     compiled: &'c Compiled<'c>,
     kind: EngineKind,
-    scratch: Vec<usize>,
+    scratch: Vec<SigIndex>,
 }
 
 impl<'c> Matcher<'c> {
@@ -153,9 +153,9 @@ impl<'c> Matcher<'c> {
         &self.compiled.prefilter
     }
 
-    fn candidates_of_lines<'a>(&mut self, lines: impl Iterator<Item = &'a str>) -> Vec<usize> {
+    fn candidates_of_lines<'a>(&mut self, lines: impl Iterator<Item = &'a str>) -> Vec<SigIndex> {
         match self.kind {
-            EngineKind::Brute => (0..self.library().signatures.len()).collect(),
+            EngineKind::Brute => self.library().signatures.indices().collect(),
             EngineKind::Prefilter => {
                 self.scratch.clear();
                 let pf = self.prefilter();
@@ -207,7 +207,7 @@ impl<'c> Matcher<'c> {
             }
         }
         let lib = self.library();
-        let benign: Vec<usize> = confirmed
+        let benign: Vec<SigIndex> = confirmed
             .iter()
             .map(|(s, _)| *s)
             .filter(|&s| lib.signatures[s].severity == Severity::Benign)
@@ -297,7 +297,7 @@ impl<'c> Matcher<'c> {
 /// that satisfies the tree wins.
 pub fn match_failure(
     sig: &crate::knowledge::signature::Signature,
-    index: usize,
+    index: SigIndex,
     f: &Failure,
 ) -> Option<FailureHit> {
     match_failure_with(sig, index, f, &Facts::default())
@@ -306,7 +306,7 @@ pub fn match_failure(
 /// [`match_failure`] with environment facts.
 pub fn match_failure_with(
     sig: &crate::knowledge::signature::Signature,
-    index: usize,
+    index: SigIndex,
     f: &Failure,
     facts: &Facts,
 ) -> Option<FailureHit> {
@@ -317,7 +317,7 @@ pub fn match_failure_with(
 /// The parsed subjects of a failure ([`Subject::all`]).
 fn match_parsed(
     sig: &crate::knowledge::signature::Signature,
-    index: usize,
+    index: SigIndex,
     f: &Failure,
     facts: &Facts,
 ) -> Option<FailureHit> {
@@ -338,7 +338,7 @@ fn match_parsed(
 
 /// A hit of signature `index` on failure `f`: the line of the subject that matched
 /// first, then the other lines the conditions read.
-fn hit(index: usize, f: &Failure, place: Place, first: usize, found: eval::Found) -> FailureHit {
+fn hit(index: SigIndex, f: &Failure, place: Place, first: usize, found: eval::Found) -> FailureHit {
     let mut lines = vec![first];
     for l in found.lines {
         if !lines.contains(&l) {
@@ -358,7 +358,7 @@ fn hit(index: usize, f: &Failure, place: Place, first: usize, found: eval::Found
 /// [`Place::FailureText`].
 fn match_text(
     sig: &crate::knowledge::signature::Signature,
-    index: usize,
+    index: SigIndex,
     f: &Failure,
     facts: &Facts,
     readings: &[text::Reading],
@@ -385,7 +385,7 @@ impl Failure {
             timestamp: rec.timestamp.clone(),
         };
         Failure {
-            id: 0,
+            id: FailureId(0),
             kind: FailureKind::Line,
             attempt,
             level: rec.level,

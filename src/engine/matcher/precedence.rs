@@ -9,7 +9,7 @@
 
 use crate::engine::extract::Failure;
 use crate::engine::normalize::Level;
-use crate::knowledge::signature::{Library, Severity, Signature};
+use crate::knowledge::signature::{Library, Severity, SigIndex, Signature};
 
 use super::FailureHit;
 
@@ -33,7 +33,7 @@ pub fn info_only(sig: &Signature, level: Option<Level>) -> bool {
 
 /// Whether the benign signatures `benign` (indices) that explain a line leave it as
 /// evidence for `sig`: only when `sig` overrides every one of them.
-pub fn overrides(lib: &Library, sig: &Signature, benign: &[usize]) -> bool {
+pub fn overrides(lib: &Library, sig: &Signature, benign: &[SigIndex]) -> bool {
     benign
         .iter()
         .all(|&b| sig.overrides_benign.contains(&lib.signatures[b].id))
@@ -48,7 +48,7 @@ fn failure_line_level(f: &Failure, line: usize) -> Option<Level> {
 
 /// Drops the hits on one failure that precedence rules out (see the module docs).
 pub fn filter_failure_hits(lib: &Library, f: &Failure, hits: &mut Vec<FailureHit>) {
-    let benign: Vec<(usize, Vec<usize>)> = hits
+    let benign: Vec<(SigIndex, Vec<usize>)> = hits
         .iter()
         .filter(|h| lib.signatures[h.signature].severity == Severity::Benign)
         .map(|h| (h.signature, h.lines.clone()))
@@ -59,7 +59,7 @@ pub fn filter_failure_hits(lib: &Library, f: &Failure, hits: &mut Vec<FailureHit
             return true;
         }
         let explained = h.lines.iter().all(|l| {
-            let by: Vec<usize> = benign
+            let by: Vec<SigIndex> = benign
                 .iter()
                 .filter(|(_, ls)| ls.contains(l))
                 .map(|(b, _)| *b)

@@ -13,7 +13,7 @@ use crate::engine::extract::shapes;
 use crate::env::parse::GATE_LITERALS;
 
 use crate::knowledge::signature::compile::stream_atoms;
-use crate::knowledge::signature::Library;
+use crate::knowledge::signature::{Library, SigIndex};
 
 type AtomSet = crate::knowledge::signature::atoms::AtomSet;
 
@@ -38,7 +38,7 @@ pub struct Prefilter {
     dfa: Arc<OnceLock<Option<AhoCorasick>>>,
     building: Arc<AtomicBool>,
     /// Pattern id → signature indices.
-    owners: Vec<Vec<usize>>,
+    owners: Vec<Vec<SigIndex>>,
     /// Signature index → the literals its stream key must contain (see
     /// [`crate::knowledge::signature::compile::stream_atoms`]); `None`: any stream.
     stream_gates: Vec<Option<AtomSet>>,
@@ -71,9 +71,9 @@ impl Prefilter {
     /// non-contiguous one when the first is too big).
     pub fn new(lib: &Library) -> Result<Self, PrefilterError> {
         let mut patterns: Vec<String> = Vec::new();
-        let mut owners: Vec<Vec<usize>> = Vec::new();
+        let mut owners: Vec<Vec<SigIndex>> = Vec::new();
         let mut index = std::collections::HashMap::new();
-        for (i, s) in lib.signatures.iter().enumerate() {
+        for (i, s) in lib.signatures.indexed() {
             for a in &s.atoms {
                 let id = *index.entry(a.clone()).or_insert_with(|| {
                     patterns.push(a.clone());
@@ -101,7 +101,7 @@ impl Prefilter {
             .collect();
         let ungated = owners
             .iter()
-            .map(|o| o.iter().any(|&s| stream_gates[s].is_none()))
+            .map(|o| o.iter().any(|&s| stream_gates[s.0].is_none()))
             .collect();
         Ok(Prefilter {
             patterns: Arc::new(patterns),
@@ -164,7 +164,7 @@ impl Prefilter {
     }
 
     /// Adds the signatures whose atoms occur in `text` to `out` (unsorted, may repeat).
-    pub fn candidates(&self, text: &str, out: &mut Vec<usize>) {
+    pub fn candidates(&self, text: &str, out: &mut Vec<SigIndex>) {
         for m in self.scanner().find_overlapping_iter(text) {
             if let Some(o) = self.owners.get(m.pattern().as_usize()) {
                 out.extend_from_slice(o);
@@ -180,7 +180,7 @@ impl Prefilter {
             return true;
         }
         self.owners[pattern].iter().any(|&s| {
-            self.stream_gates[s]
+            self.stream_gates[s.0]
                 .as_ref()
                 .is_none_or(|g| g.iter().any(|a| contains_ignore_ascii_case(key, a)))
         })

@@ -13,7 +13,7 @@ use super::layers::{Via, ViaNote};
 use super::{FailureHit, Matcher, Matches};
 use crate::engine::extract::{BlockLine, ExceptionInfo, Extraction, Failure, FailureKind};
 use crate::env::Facts;
-use crate::knowledge::signature::Severity;
+use crate::knowledge::signature::{Severity, SigIndex};
 
 /// How many wrappers deep an inner error is followed.
 pub const MAX_DEPTH: usize = 4;
@@ -135,7 +135,7 @@ pub fn unwrap_failures(matcher: &mut Matcher<'_>, x: &Extraction, m: &mut Matche
 
 /// Diagnoses the inner text of wrappers matched on loose lines (their first match).
 pub fn unwrap_loose(matcher: &mut Matcher<'_>, m: &mut Matches, facts: &Facts) {
-    let wrappers: Vec<usize> = m
+    let wrappers: Vec<SigIndex> = m
         .loose
         .keys()
         .copied()

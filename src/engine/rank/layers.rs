@@ -5,11 +5,11 @@
 use std::collections::BTreeSet;
 
 use super::Ranked;
-use crate::engine::extract::{Extraction, Failure};
+use crate::engine::extract::{Extraction, Failure, FailureId};
 use crate::engine::matcher::layers::Via;
 use crate::engine::matcher::Matches;
 use crate::knowledge::signature::table::Layer;
-use crate::knowledge::signature::{Library, Severity};
+use crate::knowledge::signature::{Library, Severity, SigIndex};
 
 /// The highest score of a fuzzy match (`medium` ends below 0.75).
 pub const FUZZY_MAX_SCORE: f64 = super::WEIGHTS.fuzzy_max;
@@ -84,7 +84,7 @@ pub(super) fn to_roots(ranked: &mut [Ranked]) {
 
 /// A wrapper folds under the cause found in its inner text.
 fn fold_wrappers(ranked: &mut [Ranked]) {
-    let folds: Vec<(usize, usize)> = ranked
+    let folds: Vec<(SigIndex, SigIndex)> = ranked
         .iter()
         .filter_map(|r| match r.via {
             Some(Via::Wrapper { wrapper }) => Some((wrapper, r.signature)),
@@ -151,7 +151,7 @@ fn link(lib: &Library, x: &Extraction, m: &Matches, ranked: &mut [Ranked]) {
 /// What was folded under a failure that a benign marker now explains as noise was folded
 /// there by position alone (a failure after an unrelated one of the same attempt): unless
 /// the marker `explains:` it too, it ranks on its own again.
-fn release_followers(ranked: &mut [Ranked], noise: usize) {
+fn release_followers(ranked: &mut [Ranked], noise: SigIndex) {
     for r in ranked.iter_mut() {
         if r.folded_under == Some(noise) && !r.linked {
             r.folded_under = None;
@@ -169,7 +169,7 @@ pub const TEARDOWN_WINDOW: usize = 500;
 
 /// Every place, `(line, attempt)`, where signature `s` matched: its loose lines and the
 /// occurrences of the failures it matched.
-fn marks(x: &Extraction, m: &Matches, s: usize) -> Vec<(usize, usize)> {
+fn marks(x: &Extraction, m: &Matches, s: SigIndex) -> Vec<(usize, usize)> {
     let mut out: Vec<(usize, usize)> = m
         .loose
         .get(&s)
@@ -253,8 +253,8 @@ fn everywhere(
 /// A fallback is dropped where another signature explains its failures, and never ranks
 /// above a signature.
 fn fallbacks(lib: &Library, m: &Matches, ranked: &mut Vec<Ranked>) {
-    let is_fallback = |s: usize| lib.signatures[s].layer == Layer::Fallback;
-    let explained: BTreeSet<usize> = m
+    let is_fallback = |s: SigIndex| lib.signatures[s].layer == Layer::Fallback;
+    let explained: BTreeSet<FailureId> = m
         .failures
         .iter()
         .filter(|h| !is_fallback(h.signature))

@@ -24,11 +24,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::engine::extract::{Extraction, Failure};
+use crate::engine::extract::{Extraction, Failure, FailureId};
 use crate::engine::matcher::{Matches, Place};
 use crate::knowledge::signature::model::ConfidenceCap;
 use crate::knowledge::signature::table::Layer;
-use crate::knowledge::signature::{Library, Severity, Signature};
+use crate::knowledge::signature::{Library, Severity, SigIndex, Signature};
 
 /// How sure a cause is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -71,11 +71,11 @@ pub struct EvidenceLine {
 /// A signature's aggregated match, before ordering.
 #[derive(Debug, Clone)]
 pub struct Ranked {
-    pub signature: usize,
+    pub signature: SigIndex,
     pub score: f64,
     pub place: Place,
     /// Failures it matched (ids), in log order.
-    pub failures: Vec<usize>,
+    pub failures: Vec<FailureId>,
     pub evidence: Vec<EvidenceLine>,
     pub captures: BTreeMap<String, String>,
     pub first_line: usize,
@@ -83,20 +83,20 @@ pub struct Ranked {
     pub streams: Vec<String>,
     pub occurrences: usize,
     /// The cause (signature index) it was folded under, for a consequence.
-    pub folded_under: Option<usize>,
+    pub folded_under: Option<SigIndex>,
     /// The layer that found it, when not the signature's own conditions ([`layers`]).
     pub via: Option<crate::engine::matcher::layers::Via>,
     /// Folded under a cause that `explains:` it.
     pub linked: bool,
     /// The more specific cause (signature index) resting on the same evidence lines it
     /// is shown under ("also matches"), instead of ranking on its own.
-    pub also_of: Option<usize>,
+    pub also_of: Option<SigIndex>,
 }
 
 impl Ranked {
     /// A signature's aggregate before its first match is folded in.
     fn new(
-        signature: usize,
+        signature: SigIndex,
         place: Place,
         first_line: usize,
         captures: BTreeMap<String, String>,
@@ -273,8 +273,8 @@ pub const MAX_EVIDENCE: usize = 8;
 
 /// Aggregates and scores every matched signature.
 pub fn aggregate(lib: &Library, x: &Extraction, m: &Matches) -> Vec<Ranked> {
-    let by_id: BTreeMap<usize, &Failure> = x.failures.iter().map(|f| (f.id, f)).collect();
-    let mut out: BTreeMap<usize, Ranked> = BTreeMap::new();
+    let by_id: BTreeMap<FailureId, &Failure> = x.failures.iter().map(|f| (f.id, f)).collect();
+    let mut out: BTreeMap<SigIndex, Ranked> = BTreeMap::new();
     for h in &m.failures {
         let Some(f) = by_id.get(&h.failure) else {
             continue;
@@ -472,9 +472,9 @@ fn fold_same_evidence(lib: &Library, ranked: &mut [Ranked]) {
 
 /// Folds consequences under their causes (see the module docs).
 fn fold_consequences(lib: &Library, x: &Extraction, ranked: &mut [Ranked]) {
-    let by_id: BTreeMap<usize, &Failure> = x.failures.iter().map(|f| (f.id, f)).collect();
+    let by_id: BTreeMap<FailureId, &Failure> = x.failures.iter().map(|f| (f.id, f)).collect();
     // which signatures explain each failure (non-benign only)
-    let mut explains: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    let mut explains: BTreeMap<FailureId, Vec<SigIndex>> = BTreeMap::new();
     for r in ranked.iter() {
         if lib.signatures[r.signature].severity == Severity::Benign || r.folded_under.is_some() {
             continue;
@@ -483,14 +483,14 @@ fn fold_consequences(lib: &Library, x: &Extraction, ranked: &mut [Ranked]) {
             explains.entry(f).or_default().push(r.signature);
         }
     }
-    let present: BTreeSet<usize> = ranked
+    let present: BTreeSet<SigIndex> = ranked
         .iter()
         .filter(|r| lib.signatures[r.signature].severity != Severity::Benign)
         .filter(|r| r.folded_under.is_none())
         .map(|r| r.signature)
         .collect();
-    let index_of = |id: &str| lib.signatures.iter().position(|s| s.id == id);
-    let mut folds: Vec<(usize, usize)> = Vec::new();
+    let index_of = |id: &str| lib.signatures.position(id);
+    let mut folds: Vec<(usize, SigIndex)> = Vec::new();
     for (i, r) in ranked.iter().enumerate() {
         let sig = &lib.signatures[r.signature];
         if sig.severity == Severity::Benign || r.folded_under.is_some() {

@@ -8,6 +8,7 @@
 
 use super::compile::{self, Signature};
 use super::error::{Code, Diagnostic, LoadErrors};
+use super::ids::Signatures;
 use super::model::{FramesFile, SignatureFile};
 use super::table::{self, Layer, TableFile};
 use crate::knowledge::sources::{
@@ -21,7 +22,7 @@ pub type LibrarySource = crate::knowledge::sources::Source;
 /// The loaded, compiled signatures.
 #[derive(Debug, Clone, Default)]
 pub struct Library {
-    pub signatures: Vec<Signature>,
+    pub signatures: Signatures,
     /// Frame path fragments skipped when locating a crash site.
     pub plumbing: Vec<String>,
 }
@@ -165,7 +166,7 @@ impl Fold {
         &mut self,
         f: &LibraryFile,
         unit: Unit,
-        lib: &mut Library,
+        signatures: &mut Vec<Signature>,
         errors: &mut Vec<Diagnostic>,
     ) {
         let (parsed, compiled) = unit;
@@ -195,7 +196,7 @@ impl Fold {
             ));
         }
         match compiled {
-            Ok(sig) => lib.signatures.push(sig),
+            Ok(sig) => signatures.push(sig),
             Err(mut es) => errors.append(&mut es),
         }
     }
@@ -214,6 +215,7 @@ impl Fold {
 pub fn compile_files(files: &[LibraryFile]) -> Result<Library, LoadErrors> {
     let mut errors: Vec<Diagnostic> = Vec::new();
     let mut lib = Library::default();
+    let mut signatures = Vec::new();
     // Parsing and compiling a file depend on that file alone: done on every core first,
     // then folded in file order below (duplicates, links and errors as if sequential).
     let prepared: Vec<Prepared> = {
@@ -227,14 +229,14 @@ pub fn compile_files(files: &[LibraryFile]) -> Result<Library, LoadErrors> {
             Prepared::Units(units, mut es) => {
                 errors.append(&mut es);
                 for u in units {
-                    fold.unit(f, u, &mut lib, &mut errors);
+                    fold.unit(f, u, &mut signatures, &mut errors);
                 }
             }
         }
     }
     fold.check_links(&mut errors);
     if errors.is_empty() {
-        lib.signatures.sort_by(|a, b| a.id.cmp(&b.id));
+        lib.signatures = Signatures::new(signatures);
         Ok(lib)
     } else {
         Err(LoadErrors(errors))

@@ -13,6 +13,7 @@
 pub mod atoms;
 pub mod compile;
 pub mod error;
+pub mod ids;
 pub mod lazy;
 pub mod load;
 pub mod model;
@@ -21,5 +22,6 @@ pub mod template;
 
 pub use compile::{Cond, Signature};
 pub use error::{Code, Diagnostic, LoadErrors};
+pub use ids::{SigIndex, Signatures};
 pub use load::{load, Library, LibrarySource};
 pub use model::{Category, Severity};
