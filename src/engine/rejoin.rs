@@ -16,6 +16,9 @@
 //!   space and keeps it at its end, and the next line's first word would not have fit
 //!   on the head at the width `W` (`head + word > W`): that is why the wrapper broke
 //!   there. `W` is a common width or the longest line seen so far.
+//!   A head shorter than [`MIN_SOFT`] (down to [`MIN_SHORT_SOFT`]) is one only before
+//!   a single word that fills the next line to the width: a word longer than any line
+//!   (a path, a URL, a hash) is moved whole and then cut, however short the head.
 //!
 //! Both need the width to be consistent with the input seen so far (no line was longer
 //! than `W + 1`: a log cut at `W` has no longer line), and a next line that continues
@@ -60,6 +63,11 @@ pub const MIN_HARD: usize = 60;
 /// space leaves at least this much before a long word at the widths it is used with.
 pub const MIN_SOFT: usize = 40;
 
+/// The shortest head of a soft wrap before a word that fills a line of its own (a
+/// path, a URL, a hash longer than the width: the wrapper broke before it however short
+/// the head was, `[Errno 13] Permission denied: ` then the path cut at the width).
+pub const MIN_SHORT_SOFT: usize = 16;
+
 /// Widths whose line counts are kept (a hard wrap at a wider, uncommon width is not
 /// recognised).
 const TRACKED_WIDTHS: usize = 512;
@@ -76,6 +84,9 @@ pub struct Head {
     pub hard: bool,
     /// Ends with a space after text: a cut at a space.
     pub soft: bool,
+    /// Ends with a space after text, shorter than [`MIN_SOFT`]: a cut at a space only
+    /// before a word that fills the next line.
+    pub short_soft: bool,
     /// Columns of leading whitespace.
     pub indent: usize,
     /// A complete traceback frame line (`…, line 12, in run`).
@@ -206,7 +217,7 @@ impl Widths {
         let quote = quote_len(line);
         let bytes = &line[quote..];
         let n = bytes.len();
-        let soft_end = n >= MIN_SOFT && bytes[n - 1] == b' ' && bytes[n - 2] != b' ';
+        let soft_end = n >= MIN_SHORT_SOFT && bytes[n - 1] == b' ' && bytes[n - 2] != b' ';
         if n < MIN_HARD && !soft_end {
             return None;
         }
@@ -226,13 +237,15 @@ impl Widths {
             || (!frame && self.seen.get(chars).is_some_and(|&c| c >= REPEATS));
         let hard = chars >= MIN_HARD && width_known && self.max <= chars + 1;
         let soft = soft_end && chars >= MIN_SOFT;
-        if !(hard || soft) || ruled(bytes) {
+        let short_soft = soft_end && !soft;
+        if !(hard || soft || short_soft) || ruled(bytes) {
             return None;
         }
         Some(Head {
             chars,
             hard,
             soft,
+            short_soft,
             indent: indent_of(bytes),
             frame: complete_frame(bytes),
             quote,
@@ -270,8 +283,10 @@ impl Widths {
         };
         let width = width.or_else(|| {
             let word = columns(body.split(|b| *b == b' ').next().unwrap_or(body));
-            let w = self.soft_width(head.chars, word).filter(|_| head.soft)?;
-            Some((w, Join::Soft))
+            let w = self.soft_width(head.chars, word)?;
+            // a short head only before one word that fills the next line to the width
+            let fills = !body.contains(&b' ') && cols >= w;
+            (head.soft || (head.short_soft && fills)).then_some((w, Join::Soft))
         });
         let (w, join) = width?;
         // a frame and its source line, indented under it, are Python's layout
@@ -344,15 +359,23 @@ pub fn starts_record(body: &[u8]) -> bool {
 }
 
 /// A date (`2023-02-02`, `2023/02/02`), a time (`07:33:14`) or a bracket opening on a
-/// digit, a space or a sign at the start of a line.
+/// number, a space or a sign at the start of a line. A bracket opening on a word that
+/// mixes digits and letters is an id, not a stamp (`[09c561ee-a44c-…]`, a task's UUID
+/// that a wrap moved to the next line).
 fn stamp(b: &[u8]) -> bool {
     let digits =
         |r: std::ops::Range<usize>| b.get(r).is_some_and(|s| s.iter().all(u8::is_ascii_digit));
     let date = digits(0..4) && matches!(b.get(4), Some(b'-' | b'/')) && digits(5..7);
     let time = digits(0..2) && b.get(2) == Some(&b':') && digits(3..5);
+    let number = |s: &[u8]| {
+        s.iter()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .all(u8::is_ascii_digit)
+    };
     let bracket = b.first() == Some(&b'[')
-        && b.get(1)
-            .is_some_and(|c| c.is_ascii_digit() || matches!(c, b' ' | b'+' | b'-'));
+        && b.get(1).is_some_and(|c| {
+            (c.is_ascii_digit() && number(&b[1..])) || matches!(c, b' ' | b'+' | b'-')
+        });
     date || time || bracket
 }
 

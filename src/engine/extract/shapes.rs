@@ -206,7 +206,9 @@ pub type Collapsed = (Vec<FrameLine>, Option<(String, String)>);
 /// word followed by `:` (or ending the line) after the last frame.
 pub fn collapsed_traceback(msg: &str) -> Option<Collapsed> {
     const HEADER: &str = "Traceback (most recent call last):";
-    let t = msg.trim_start_matches([' ', '|', '+', '-']);
+    // an exception group's bars, or a Markdown fence or inline-code mark left on the line
+    // when the paste lost its newlines (```` ```Traceback … ````)
+    let t = msg.trim_start_matches([' ', '|', '+', '-', '`']);
     let tail = t.strip_prefix(HEADER)?;
     if tail.trim().is_empty() {
         return None;
@@ -224,8 +226,9 @@ pub fn collapsed_traceback(msg: &str) -> Option<Collapsed> {
     let exc = COLLAPSED_EXC.captures(&tail[after..]).map(|c| {
         (
             c[1].to_string(),
-            c.get(2)
-                .map_or(String::new(), |m| m.as_str().trim_end().to_string()),
+            c.get(2).map_or(String::new(), |m| {
+                m.as_str().trim_end().trim_end_matches('`').to_string()
+            }),
         )
     });
     Some((frames, exc))
@@ -449,6 +452,16 @@ mod tests {
         .expect("collapsed");
         assert_eq!(frames.len(), 2);
         assert_eq!(exc, Some(("ValueError".into(), "x is bad".into())));
+        // the same inside a Markdown fence that lost its newlines (CONSTRUCTED)
+        let (frames, exc) = collapsed_traceback(
+            "```Traceback (most recent call last):   File \"a.py\", line 3, in <module>     import x ModuleNotFoundError: No module named 'x'```",
+        )
+        .expect("collapsed in a fence");
+        assert_eq!(frames.len(), 1);
+        assert_eq!(
+            exc,
+            Some(("ModuleNotFoundError".into(), "No module named 'x'".into()))
+        );
         assert!(collapsed_traceback("Traceback (most recent call last):").is_none());
         assert!(collapsed_traceback("RuntimeError: boom").is_none());
     }

@@ -176,6 +176,38 @@ fn a_soft_head_needs_the_next_word_not_to_fit() {
 }
 
 #[test]
+fn a_short_soft_head_joins_only_a_word_that_fills_the_next_line() {
+    // the wrapper moved a path longer than the width whole, then cut it at 80
+    let path = format!("'/cache/huggingface/hub/{}/config.json'", "a1b2".repeat(30));
+    let line = format!("[Errno 13] Permission denied: {path}");
+    let text = format!("{}\n", soft(&line, 80, ""));
+    assert_eq!(texts(&logical(&text)), vec![line.as_str()]);
+    // a short head before an ordinary line stays a line of its own
+    let text = "[Errno 13] Permission denied: \nshort words follow here\n";
+    assert_eq!(logical(text).len(), 2);
+    // and before one word that does not fill the width
+    let text = format!("[Errno 13] Permission denied: \n{}\n", "b".repeat(70));
+    assert_eq!(logical(&text).len(), 2);
+}
+
+#[test]
+fn a_bracketed_id_that_starts_with_a_digit_continues_a_cut_line() {
+    // CONSTRUCTED after a Metaflow step's line (timestamp, step tag), cut at 80 before
+    // a bracketed task id that starts with a digit
+    let prefix = "2023-04-29 06:01:12.977 [177/train/578 (pid 28936)] ";
+    let message =
+        "[09c561ee-a44c-4795-967c-7183a83b3160] OSError: [Errno 28] No space left on device";
+    let line = format!("{prefix}{message}");
+    let text = format!("{}\n", soft(&line, 80, ""));
+    assert_eq!(texts(&logical(&text)), vec![line.as_str()]);
+    // bracketed stamps still start records of their own; a bracketed id does not
+    assert!(stamp(b"[2025-02-01 07:03:54 TP5] Decode batch"));
+    assert!(stamp(b"[  +0.000006] usb 1-1"));
+    assert!(stamp(b"[177/train/578 (pid 28936)] x"));
+    assert!(!stamp(b"[09c561ee-a44c-4795-967c-7183a83b3160] OSError: x"));
+}
+
+#[test]
 fn columns_skip_escapes_and_count_characters() {
     assert_eq!(columns(b"\x1b[31mERROR\x1b[0m x"), 7);
     assert_eq!(columns("héllo".as_bytes()), 5);
