@@ -25,7 +25,8 @@
 //! the head: not blank, not longer than `W + 1`, and not the start of a record of its
 //! own: no prefix [`normalize`] recognises (timestamp, level, journald/syslog, process
 //! tag, rank, markdown…), not a traceback header, frame or chaining line, not an
-//! exception line (`…Error: …`). A head that is a frame or a rule (first and last
+//! exception line (`…Error: …`) — unless the head is a prefix with no message of its
+//! own and the next line has no prefix (a process tag and a level cut before the text). A head that is a frame or a rule (first and last
 //! character the same punctuation: `+----+`, `| … |`, `=====`) is never joined, so an
 //! `nvidia-smi` table of equal-width rows stays a table. A log whose own lines happen
 //! to have one length is therefore not merged: its lines start with a prefix, or its
@@ -217,7 +218,11 @@ impl Widths {
         let quote = quote_len(line);
         let bytes = &line[quote..];
         let n = bytes.len();
-        let soft_end = n >= MIN_SHORT_SOFT && bytes[n - 1] == b' ' && bytes[n - 2] != b' ';
+        // one trailing space, or two (a cut after a sentence's double space: PyTorch's
+        // `fragmentation.  See documentation for Memory Management  (https://…)`)
+        let soft_end = n >= MIN_SHORT_SOFT
+            && bytes[n - 1] == b' '
+            && (bytes[n - 2] != b' ' || bytes[n - 3] != b' ');
         if n < MIN_HARD && !soft_end {
             return None;
         }
@@ -291,7 +296,7 @@ impl Widths {
         let (w, join) = width?;
         // a frame and its source line, indented under it, are Python's layout
         let source_line = indent_of(next) > head.indent && head.frame;
-        if cols > w + 1 || source_line || starts_record(body) {
+        if cols > w + 1 || source_line || (starts_record(body) && !message_of(first, body)) {
             return None;
         }
         Some(match join {
@@ -356,6 +361,25 @@ pub fn starts_record(body: &[u8]) -> bool {
         truncated: 0,
     });
     rec.message.len() != rec.raw.len()
+}
+
+/// Whether `next`, which starts like a record (an exception line, a stamp), is the
+/// message of a head that is a recognised prefix and nothing else: vLLM's `(Worker_TP2
+/// pid=211810) ERROR 07-17 15:09:17 [multiproc_executor.py:1007] ` cut before
+/// `torch.OutOfMemoryError: …`. Never when `next` has a prefix of its own (the next
+/// record of a log whose lines may have no message).
+fn message_of(head: &[u8], next: &[u8]) -> bool {
+    let read = |b: &[u8]| {
+        let text = crate::engine::ingest::clean_text(b);
+        normalize::normalize(Line {
+            number: 0,
+            text: text.trim_start().to_string(),
+            truncated: 0,
+        })
+    };
+    let h = read(head);
+    let n = read(next);
+    h.message.trim().is_empty() && h.message.len() != h.raw.len() && n.message.len() == n.raw.len()
 }
 
 /// A date (`2023-02-02`, `2023/02/02`), a time (`07:33:14`) or a bracket opening on a

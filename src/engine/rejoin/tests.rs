@@ -191,6 +191,34 @@ fn a_short_soft_head_joins_only_a_word_that_fills_the_next_line() {
 }
 
 #[test]
+fn a_soft_head_may_end_with_a_sentence_double_space() {
+    // CONSTRUCTED from PyTorch's OOM message, which has double spaces between sentences
+    let line = "torch.OutOfMemoryError: CUDA out of memory. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://docs.pytorch.org/docs/stable/notes/cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)";
+    let text = format!("{}\n", soft(line, 160, ""));
+    assert!(text.lines().count() > 1);
+    assert_eq!(texts(&logical(&text)), vec![line]);
+    // three trailing spaces are padding, not a cut
+    let text = format!("{}   \n{}\n", "a".repeat(70), "b".repeat(40));
+    assert_eq!(logical(&text).len(), 2);
+}
+
+#[test]
+fn a_prefix_cut_before_its_exception_takes_it_as_its_message() {
+    // CONSTRUCTED after a vLLM worker's error line cut at 80 after its prefix
+    let prefix = "(Worker_TP2_EP2 pid=211810) ERROR 07-17 15:09:17 [multiproc_executor.py:1007] ";
+    let message = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 896.00 MiB.";
+    let text = format!("{prefix}\n{message}\n");
+    assert_eq!(
+        texts(&logical(&text)),
+        vec![format!("{prefix}{message}").as_str()]
+    );
+    // a prefixed line with no message before the next prefixed record stays apart
+    let next = "(Worker_TP3_EP3 pid=211812) ERROR 07-17 15:09:17 [multiproc_executor.py:1007] x";
+    let text = format!("{prefix}\n{next}\n");
+    assert_eq!(logical(&text).len(), 2);
+}
+
+#[test]
 fn a_bracketed_id_that_starts_with_a_digit_continues_a_cut_line() {
     // CONSTRUCTED after a Metaflow step's line (timestamp, step tag), cut at 80 before
     // a bracketed task id that starts with a digit
