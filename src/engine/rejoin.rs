@@ -17,8 +17,8 @@
 //!   on the head at the width `W` (`head + word > W`): that is why the wrapper broke
 //!   there. `W` is a common width or the longest line seen so far.
 //!   A head shorter than [`MIN_SOFT`] (down to [`MIN_SHORT_SOFT`]) is one only before
-//!   a single word that fills the next line to the width: a word longer than any line
-//!   (a path, a URL, a hash) is moved whole and then cut, however short the head.
+//!   a line that is a single word: a long word (a path, a URL, a hash) is moved whole,
+//!   and cut when longer than a line, however short the head.
 //!
 //! Both need the width to be consistent with the input seen so far (no line was longer
 //! than `W + 1`: a log cut at `W` has no longer line), and a next line that continues
@@ -39,7 +39,7 @@
 //! shows how many lines it spans. [`Rejoiner::joins`] counts the lines absorbed.
 //!
 //! **Text.** A hard wrap is joined as it was cut (the halves of a word rejoin); a
-//! continuation indented by two or more columns past the head's own indentation (an
+//! continuation indented by two or more columns past the logical line's own indentation (an
 //! editor's hanging indent) loses that indentation. A soft wrap keeps the head's
 //! trailing space and drops the continuation's indentation.
 //!
@@ -64,9 +64,9 @@ pub const MIN_HARD: usize = 60;
 /// space leaves at least this much before a long word at the widths it is used with.
 pub const MIN_SOFT: usize = 40;
 
-/// The shortest head of a soft wrap before a word that fills a line of its own (a
-/// path, a URL, a hash longer than the width: the wrapper broke before it however short
-/// the head was, `[Errno 13] Permission denied: ` then the path cut at the width).
+/// The shortest head of a soft wrap before a line that is one long word (a path, a
+/// URL, a hash: the wrapper broke before it however short the head was, `[Errno 13]
+/// Permission denied: ` then the path, cut at the width when longer).
 pub const MIN_SHORT_SOFT: usize = 16;
 
 /// Widths whose line counts are kept (a hard wrap at a wider, uncommon width is not
@@ -86,7 +86,7 @@ pub struct Head {
     /// Ends with a space after text: a cut at a space.
     pub soft: bool,
     /// Ends with a space after text, shorter than [`MIN_SOFT`]: a cut at a space only
-    /// before a word that fills the next line.
+    /// before a line that is one word.
     pub short_soft: bool,
     /// Columns of leading whitespace.
     pub indent: usize,
@@ -289,9 +289,9 @@ impl Widths {
         let width = width.or_else(|| {
             let word = columns(body.split(|b| *b == b' ').next().unwrap_or(body));
             let w = self.soft_width(head.chars, word)?;
-            // a short head only before one word that fills the next line to the width
-            let fills = !body.contains(&b' ') && cols >= w;
-            (head.soft || (head.short_soft && fills)).then_some((w, Join::Soft))
+            // a short head only before a line that is one word (which did not fit after it)
+            let one_word = !body.trim_ascii_end().contains(&b' ');
+            (head.soft || (head.short_soft && one_word)).then_some((w, Join::Soft))
         });
         let (w, join) = width?;
         // a frame and its source line, indented under it, are Python's layout
@@ -300,7 +300,7 @@ impl Widths {
             return None;
         }
         Some(match join {
-            Join::Hard if indent_of(next) >= head.indent + 2 => Join::Soft,
+            Join::Hard if indent_of(next) >= indent_of(first).min(head.indent) + 2 => Join::Soft,
             j => j,
         })
     }

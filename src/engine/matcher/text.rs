@@ -50,6 +50,35 @@ pub fn fold_joined(s: &str) -> Option<String> {
     changed.then_some(out)
 }
 
+/// Runs of two or more whitespace characters removed next to a digit, made one space
+/// elsewhere (GitHub's runs fall anywhere: between words, inside a port or a number —
+/// `listen                  on` and `[::]:            29500` in one message); `None`
+/// when there is no such run.
+pub fn fold_digits(s: &str) -> Option<String> {
+    let t = s.trim();
+    let mut out = String::with_capacity(t.len());
+    let mut run = 0usize;
+    let mut changed = false;
+    for c in t.chars() {
+        if c.is_whitespace() {
+            run += 1;
+            continue;
+        }
+        if run == 1 {
+            out.push(' ');
+        } else if run > 1 {
+            changed = true;
+            let digit = out.ends_with(|p: char| p.is_ascii_digit()) || c.is_ascii_digit();
+            if !digit {
+                out.push(' ');
+            }
+        }
+        run = 0;
+        out.push(c);
+    }
+    changed.then_some(out)
+}
+
 /// Whether a text has a run that [`fold_joined`] would remove or [`fold_spaced`] would
 /// shorten: the cheap test the fast path uses before reading a line folded.
 pub fn has_run(s: &str) -> bool {
@@ -63,7 +92,9 @@ pub fn has_run(s: &str) -> bool {
 pub fn folds(s: &str) -> impl Iterator<Item = String> {
     let spaced = fold_spaced(s);
     let joined = fold_joined(s).filter(|j| Some(j) != spaced.as_ref());
-    spaced.into_iter().chain(joined)
+    let digits =
+        fold_digits(s).filter(|d| Some(d) != spaced.as_ref() && Some(d) != joined.as_ref());
+    spaced.into_iter().chain(joined).chain(digits)
 }
 
 /// Whether a line of a failure is text worth reading on its own: not blank, not a
@@ -150,6 +181,13 @@ mod tests {
             fold_spaced("CUDA out of\nmemory.  Tried").as_deref(),
             Some("CUDA out of memory. Tried")
         );
+        // CONSTRUCTED from torch's c10d message with GitHub's runs in it
+        assert_eq!(
+            fold_digits("failed to listen          on [::]:       29500 (errno: 9      8")
+                .as_deref(),
+            Some("failed to listen on [::]:29500 (errno: 98")
+        );
+        assert_eq!(fold_digits("one two"), None);
         assert_eq!(fold_joined("one two"), None);
         assert_eq!(fold_spaced("one two"), None);
         assert!(has_run("a  b") && has_run("a\tb") && !has_run("a b "));
