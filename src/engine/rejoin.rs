@@ -188,11 +188,24 @@ const SAME_START: usize = 4;
 
 /// Whether two lines start alike (`step 00002/…`, `step 00003/…`; two timestamps of one
 /// year): records of one format, not a line and its continuation.
+///
+/// Two absolute paths share more than four bytes before they are one format
+/// (`/usr/local/…` twice): their first three directories (a wrapped compiler command's
+/// `-isystem ` then `/usr/include/…` or `/usr/local/lib/…` after a line that began
+/// `/usr/local/cuda/…` is one line).
 fn same_start(a: &[u8], b: &[u8]) -> bool {
     let (a, b) = (a.trim_ascii_start(), b.trim_ascii_start());
-    a.len() >= SAME_START
-        && b.len() >= SAME_START
-        && a[..SAME_START].eq_ignore_ascii_case(&b[..SAME_START])
+    let n = if a.first() == Some(&b'/') {
+        a.iter()
+            .enumerate()
+            .filter(|(_, c)| **c == b'/')
+            .nth(3)
+            .map_or(a.len(), |(i, _)| i + 1)
+            .max(SAME_START)
+    } else {
+        SAME_START
+    };
+    a.len() >= n && b.len() >= n && a[..n].eq_ignore_ascii_case(&b[..n])
 }
 
 /// A complete traceback frame line: `File "…", line N, in NAME` (Python) or

@@ -381,7 +381,17 @@ fn evidence_lines(f: &Failure, l: usize) -> Vec<(usize, String)> {
     };
     let mut out = vec![(l, first)];
     let more = exception.map_or(0, |e| e.message.lines().count().saturating_sub(1));
-    out.extend((l + 1..=l + more).map_while(|n| kept(n).map(|t| (n, t))));
+    // the message's next lines, by place and not by number: a logical line that absorbed
+    // cut physical lines leaves a gap in the numbers after it ([`crate::engine::rejoin`])
+    let mut after: Vec<&crate::engine::extract::BlockLine> =
+        f.lines.iter().filter(|b| b.line > l).collect();
+    after.sort_by_key(|b| b.line);
+    out.extend(
+        after
+            .into_iter()
+            .take(more)
+            .map(|b| (b.line, b.text.clone())),
+    );
     out
 }
 

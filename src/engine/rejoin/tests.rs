@@ -219,6 +219,28 @@ fn a_prefix_cut_before_its_exception_takes_it_as_its_message() {
 }
 
 #[test]
+fn a_wrapped_command_whose_pieces_start_with_other_paths_is_one_line() {
+    // CONSTRUCTED after a FlashInfer JIT nvcc command line cut at 160 columns
+    let head = format!("/usr/local/cuda/bin/nvcc -I{} -isystem ", "d".repeat(118));
+    assert_eq!(head.len(), 155);
+    for next in [
+        "/usr/include/python3.12 -isystem /usr/local/cuda/include -o /tmp/out.o",
+        "/usr/local/lib/python3.12/dist-packages/tvm_ffi/include -o /tmp/out.o",
+    ] {
+        let v = logical(&format!("{head}\n{next}\n"));
+        assert_eq!(texts(&v), vec![format!("{head}{next}").as_str()]);
+    }
+    // two lines that start with the same three directories are two records
+    let a = format!(
+        "/usr/local/lib/x/a.cuh(117): error: {} ",
+        "x ".repeat(60).trim_end()
+    );
+    let text =
+        format!("{a}\n/usr/local/lib/x/b.cuh(9): error: no suitable conversion function exists\n");
+    assert_eq!(logical(&text).len(), 2);
+}
+
+#[test]
 fn a_bracketed_id_that_starts_with_a_digit_continues_a_cut_line() {
     // CONSTRUCTED after a Metaflow step's line (timestamp, step tag), cut at 80 before
     // a bracketed task id that starts with a digit
