@@ -28,9 +28,8 @@ use std::sync::LazyLock;
 use crashdoc::engine::diagnosis::render_step_list;
 use crashdoc::env::Facts;
 use crashdoc::knowledge::signature::compile::{Signature, Step};
-use crashdoc::knowledge::signature::template::{quote, Piece};
+use crashdoc::knowledge::signature::template::{quote, Piece, Quoting};
 use crashdoc::knowledge::signature::{self, Library, LibrarySource};
-use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 
 /// How the shell reads one character of a word.
@@ -286,7 +285,27 @@ struct Target {
     sig: usize,
     step: Step,
     vars: Vec<String>,
-    benign: Vec<&'static str>,
+    benign: Vec<String>,
+}
+
+/// A plain value the pattern of `var` accepts: one of [`BENIGN`], else a plain word of
+/// the pattern itself (an alternative of `(?P<library>cudart|cuda|…)`).
+fn benign_for(sig: &Signature, var: &str) -> Option<String> {
+    let Some(re) = sig.capture_patterns.get(var) else {
+        // the unit (checked against the unit pattern when rendered)
+        return Some(BENIGN[0].to_string());
+    };
+    let plain = |w: &&str| {
+        !w.is_empty() && !w.starts_with(['-', '.', '=']) && w.chars().all(inert)
+    };
+    let pattern = re.as_str().to_string();
+    BENIGN
+        .iter()
+        .copied()
+        .chain(pattern.split(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c))))
+        .filter(plain)
+        .find(|b| re.is_match(b))
+        .map(str::to_string)
 }
 
 static LIB: LazyLock<Library> =
@@ -309,12 +328,7 @@ static TARGETS: LazyLock<Vec<Target>> = LazyLock::new(|| {
             }
             let benign = vars
                 .iter()
-                .map(|v| {
-                    *BENIGN
-                        .iter()
-                        .find(|b| sig.capture_patterns.get(v).is_none_or(|p| p.is_match(b)))
-                        .expect("a plain value for every capture")
-                })
+                .map(|v| benign_for(sig, v).expect("a plain value for every capture"))
                 .collect();
             out.push(Target {
                 sig: si,
@@ -383,7 +397,7 @@ fn reference(t: &Target, which: &[bool]) -> String {
             Piece::Text(x) => s.push_str(x),
             Piece::Var { name, quoting } => {
                 let i = t.vars.iter().position(|v| v == name).expect("a variable");
-                let x = if which[i] { token(i) } else { t.benign[i].to_string() };
+                let x = if which[i] { token(i) } else { t.benign[i].clone() };
                 assert_eq!(quote(&x, *quoting), x);
                 s.push_str(&x);
             }
@@ -393,8 +407,14 @@ fn reference(t: &Target, which: &[bool]) -> String {
 }
 
 /// Checks the invariant on `got` (rendered with `values`) against the reference `reference`
-/// whose tokens stand for the values in `which`.
-fn check(t: &Target, reference: &str, got: &str, values: &[&str], which: &[bool]) {
+/// whose tokens stand for the values in `which`; `Err` says what broke.
+fn check(
+    t: &Target,
+    reference: &str,
+    got: &str,
+    values: &[&str],
+    which: &[bool],
+) -> Result<(), String> {
     let ctx = || {
         format!(
             "template {:?} ({}), values {values:?}\n  reference: {reference}\n  rendered:  {got}",
@@ -402,73 +422,104 @@ fn check(t: &Target, reference: &str, got: &str, values: &[&str], which: &[bool]
             LIB.signatures[t.sig].id
         )
     };
-    let want = tokenize(reference).unwrap_or_else(|e| panic!("the reference: {e}: {}", ctx()));
-    let have = tokenize(got).unwrap_or_else(|e| panic!("{e}: {}", ctx()));
-    assert_eq!(
-        want.len(),
-        have.len(),
-        "the value added or removed words or operators\n  {want:?}\n  {have:?}\n{}",
-        ctx()
-    );
+    let want = tokenize(reference).map_err(|e| format!("the reference: {e}: {}", ctx()))?;
+    let have = tokenize(got).map_err(|e| format!("{e}: {}", ctx()))?;
+    if want.len() != have.len() {
+        return Err(format!(
+            "the value added or removed words or operators\n  {want:?}\n  {have:?}\n{}",
+            ctx()
+        ));
+    }
     let tokens: Vec<(String, usize)> = (0..t.vars.len())
         .filter(|&i| which[i])
         .map(|i| (token(i), i))
         .collect();
     for (w, h) in want.iter().zip(&have) {
-        match (w, h) {
-            (Tok::Word(w), Tok::Word(h)) => {
-                // expected: the reference word with each token replaced by its value,
-                // each value character marked as coming from a value
-                let mut exp: Vec<(char, Option<Kind>)> = Vec::new();
-                let mut k = 0;
-                'outer: while k < w.len() {
-                    for (tok, i) in &tokens {
-                        let n = tok.chars().count();
-                        if k + n <= w.len()
-                            && w[k..k + n].iter().map(|(c, _)| *c).eq(tok.chars())
-                        {
-                            exp.extend(values[*i].chars().map(|c| (c, None)));
-                            k += n;
-                            continue 'outer;
-                        }
-                    }
-                    exp.push((w[k].0, Some(w[k].1)));
-                    k += 1;
+        let (Tok::Word(w), Tok::Word(h)) = (w, h) else {
+            if w != h {
+                return Err(format!("an operator or a comment changed: {w:?} -> {h:?}\n{}", ctx()));
+            }
+            continue;
+        };
+        // expected: the reference word with each token replaced by its value, each
+        // value character marked as coming from a value (None)
+        let mut exp: Vec<(char, Option<Kind>)> = Vec::new();
+        let mut k = 0;
+        'outer: while k < w.len() {
+            for (tok, i) in &tokens {
+                let n = tok.chars().count();
+                if k + n <= w.len() && w[k..k + n].iter().map(|(c, _)| *c).eq(tok.chars()) {
+                    exp.extend(values[*i].chars().map(|c| (c, None)));
+                    k += n;
+                    continue 'outer;
                 }
-                let exp_text: String = exp.iter().map(|(c, _)| *c).collect();
-                let got_text: String = h.iter().map(|(c, _)| *c).collect();
-                assert_eq!(exp_text, got_text, "a word changed\n{}", ctx());
-                for (j, ((c, ek), (_, hk))) in exp.iter().zip(h).enumerate() {
-                    match ek {
-                        Some(k) => assert_eq!(
-                            k, hk,
-                            "the template's own {c:?} is read differently\n{}",
+            }
+            exp.push((w[k].0, Some(w[k].1)));
+            k += 1;
+        }
+        let exp_text: String = exp.iter().map(|(c, _)| *c).collect();
+        let got_text: String = h.iter().map(|(c, _)| *c).collect();
+        if exp_text != got_text {
+            return Err(format!("a word changed: {exp_text:?} -> {got_text:?}\n{}", ctx()));
+        }
+        for (j, ((c, ek), (_, hk))) in exp.iter().zip(h).enumerate() {
+            match ek {
+                Some(k) if k != hk => {
+                    return Err(format!(
+                        "the template's own {c:?} is read differently\n{}",
+                        ctx()
+                    ))
+                }
+                Some(_) => {}
+                None => {
+                    let ok = *hk == Kind::Quoted
+                        || (*hk == Kind::Bare && !(j == 0 && (*c == '-' || *c == '=')));
+                    if !ok {
+                        return Err(format!(
+                            "the value's {c:?} is {hk:?} at {j} of its word\n{}",
                             ctx()
-                        ),
-                        None => {
-                            let ok = *hk == Kind::Quoted
-                                || (*hk == Kind::Bare && !(j == 0 && (*c == '-' || *c == '=')));
-                            assert!(
-                                ok,
-                                "the value's {c:?} is {hk:?} at {j} of its word{}\n{}",
-                                if j == 0 { " (first)" } else { "" },
-                                ctx()
-                            );
-                        }
+                        ));
                     }
                 }
             }
-            (w, h) => assert_eq!(w, h, "an operator or a comment changed\n{}", ctx()),
+        }
+    }
+    Ok(())
+}
+
+/// The check must be able to fail: for every template and variable, a value substituted
+/// raw (no quoting) that escapes its context is caught — `$(…)` bare or in double quotes,
+/// `'` in single quotes, and bare a `;`, a space, a glob, a brace, a tilde.
+fn self_test() {
+    for t in TARGETS.iter() {
+        let Some(tpl) = &t.step.command else { continue };
+        let n = t.vars.len();
+        for v in 0..n {
+            let quoting = tpl.pieces.iter().find_map(|p| match p {
+                Piece::Var { name, quoting } if *name == t.vars[v] => Some(*quoting),
+                _ => None,
+            });
+            let bad: &[&str] = match quoting {
+                Some(Quoting::Single) => &["x';touch PWNED;'"],
+                Some(Quoting::Double) => &["x$(touch PWNED)", "x\";touch PWNED;\""],
+                _ => &["x$(touch PWNED)", "x;touch PWNED", "a b", "x*", "x{a,b}", "x~y"],
+            };
+            let which: Vec<bool> = (0..n).map(|j| j == v).collect();
+            let r = reference(t, &which);
+            for b in bad {
+                let raw = r.replace(&token(v), b);
+                let mut values: Vec<&str> = t.benign.iter().map(String::as_str).collect();
+                values[v] = b;
+                assert!(
+                    check(t, &r, &raw, &values, &which).is_err(),
+                    "the check misses the raw {b:?} in {raw}"
+                );
+            }
         }
     }
 }
 
-#[derive(Debug, Arbitrary)]
-struct Input {
-    values: Vec<String>,
-    /// The prefix a value is tried behind (so narrower capture patterns let it in).
-    form: u8,
-}
+static CHECKED: LazyLock<()> = LazyLock::new(self_test);
 
 const FORMS: &[&str] = &[
     "",
@@ -480,21 +531,27 @@ const FORMS: &[&str] = &[
     "/data/x/.cache/huggingface/",
 ];
 
-fuzz_target!(|input: Input| {
-    if input.values.is_empty() {
+// The input: its first byte picks the prefix the values are tried behind (so narrower
+// capture patterns let them in), the rest (lossy UTF-8) is the values, NUL-separated.
+fuzz_target!(|data: &[u8]| {
+    LazyLock::force(&CHECKED);
+    let Some((&form, rest)) = data.split_first() else {
         return;
-    }
-    let prefix = FORMS[input.form as usize % FORMS.len()];
-    let fuzzed: Vec<String> = input.values.iter().map(|v| format!("{prefix}{v}")).collect();
+    };
+    let prefix = FORMS[form as usize % FORMS.len()];
+    let text = String::from_utf8_lossy(rest);
+    let fuzzed: Vec<String> = text.split('\0').map(|v| format!("{prefix}{v}")).collect();
     for t in TARGETS.iter() {
         let n = t.vars.len();
         // the value in one variable at a time
         for i in 0..n {
-            let mut values: Vec<&str> = t.benign.clone();
+            let mut values: Vec<&str> = t.benign.iter().map(String::as_str).collect();
             values[i] = &fuzzed[i % fuzzed.len()];
             let which: Vec<bool> = (0..n).map(|j| j == i).collect();
             if let Some(got) = render(t, &values) {
-                check(t, &reference(t, &which), &got, &values, &which);
+                if let Err(e) = check(t, &reference(t, &which), &got, &values, &which) {
+                    panic!("{e}");
+                }
             }
         }
         // and in every variable at once
@@ -502,7 +559,9 @@ fuzz_target!(|input: Input| {
             let values: Vec<&str> = (0..n).map(|i| fuzzed[i % fuzzed.len()].as_str()).collect();
             let which = vec![true; n];
             if let Some(got) = render(t, &values) {
-                check(t, &reference(t, &which), &got, &values, &which);
+                if let Err(e) = check(t, &reference(t, &which), &got, &values, &which) {
+                    panic!("{e}");
+                }
             }
         }
     }
