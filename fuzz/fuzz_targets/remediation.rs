@@ -87,7 +87,17 @@ fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
                 let mut op = String::from(c);
                 // two-character operators: && || ;; >> << >& <& >|
                 if let Some(&n) = cs.get(i + 1) {
-                    if matches!((c, n), ('&', '&') | ('|', '|') | (';', ';') | ('>', '>') | ('<', '<') | ('>', '&') | ('<', '&') | ('>', '|')) {
+                    if matches!(
+                        (c, n),
+                        ('&', '&')
+                            | ('|', '|')
+                            | (';', ';')
+                            | ('>', '>')
+                            | ('<', '<')
+                            | ('>', '&')
+                            | ('<', '&')
+                            | ('>', '|')
+                    ) {
                         op.push(n);
                         i += 1;
                     }
@@ -96,7 +106,10 @@ fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
                 i += 1;
             }
             '#' if !in_word => {
-                let end = cs[i..].iter().position(|&x| x == '\n').map_or(cs.len(), |p| i + p);
+                let end = cs[i..]
+                    .iter()
+                    .position(|&x| x == '\n')
+                    .map_or(cs.len(), |p| i + p);
                 out.push(Tok::Comment(cs[i..end].iter().collect()));
                 i = end;
             }
@@ -192,7 +205,11 @@ fn expansion(cs: &[char], i: usize, word: &mut Vec<(char, Kind)>) -> Result<usiz
         match cs.get(i + 1) {
             Some('(') | Some('{') => {
                 // to the matching bracket, skipping quoted text
-                let (open, close) = if cs[i + 1] == '(' { ('(', ')') } else { ('{', '}') };
+                let (open, close) = if cs[i + 1] == '(' {
+                    ('(', ')')
+                } else {
+                    ('{', '}')
+                };
                 let mut depth = 0usize;
                 let mut j = i + 1;
                 loop {
@@ -243,7 +260,10 @@ fn expansion(cs: &[char], i: usize, word: &mut Vec<(char, Kind)>) -> Result<usiz
             }
             Some(c) if c.is_ascii_alphanumeric() || *c == '_' => {
                 let mut j = i + 1;
-                while cs.get(j).is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_') {
+                while cs
+                    .get(j)
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_')
+                {
                     j += 1;
                 }
                 j
@@ -295,9 +315,7 @@ fn benign_for(sig: &Signature, var: &str) -> Option<String> {
         // the unit (checked against the unit pattern when rendered)
         return Some(BENIGN[0].to_string());
     };
-    let plain = |w: &&str| {
-        !w.is_empty() && !w.starts_with(['-', '.', '=']) && w.chars().all(inert)
-    };
+    let plain = |w: &&str| !w.is_empty() && !w.starts_with(['-', '.', '=']) && w.chars().all(inert);
     let pattern = re.as_str().to_string();
     BENIGN
         .iter()
@@ -397,7 +415,11 @@ fn reference(t: &Target, which: &[bool]) -> String {
             Piece::Text(x) => s.push_str(x),
             Piece::Var { name, quoting } => {
                 let i = t.vars.iter().position(|v| v == name).expect("a variable");
-                let x = if which[i] { token(i) } else { t.benign[i].clone() };
+                let x = if which[i] {
+                    token(i)
+                } else {
+                    t.benign[i].clone()
+                };
                 assert_eq!(quote(&x, *quoting), x);
                 s.push_str(&x);
             }
@@ -415,13 +437,14 @@ fn check(
     values: &[&str],
     which: &[bool],
 ) -> Result<(), String> {
-    let ctx = || {
-        format!(
+    let ctx =
+        || {
+            format!(
             "template {:?} ({}), values {values:?}\n  reference: {reference}\n  rendered:  {got}",
             t.step.command.as_ref().map(|c| c.source.as_str()).unwrap_or(""),
             LIB.signatures[t.sig].id
         )
-    };
+        };
     let want = tokenize(reference).map_err(|e| format!("the reference: {e}: {}", ctx()))?;
     let have = tokenize(got).map_err(|e| format!("{e}: {}", ctx()))?;
     if want.len() != have.len() {
@@ -437,7 +460,10 @@ fn check(
     for (w, h) in want.iter().zip(&have) {
         let (Tok::Word(w), Tok::Word(h)) = (w, h) else {
             if w != h {
-                return Err(format!("an operator or a comment changed: {w:?} -> {h:?}\n{}", ctx()));
+                return Err(format!(
+                    "an operator or a comment changed: {w:?} -> {h:?}\n{}",
+                    ctx()
+                ));
             }
             continue;
         };
@@ -460,7 +486,10 @@ fn check(
         let exp_text: String = exp.iter().map(|(c, _)| *c).collect();
         let got_text: String = h.iter().map(|(c, _)| *c).collect();
         if exp_text != got_text {
-            return Err(format!("a word changed: {exp_text:?} -> {got_text:?}\n{}", ctx()));
+            return Err(format!(
+                "a word changed: {exp_text:?} -> {got_text:?}\n{}",
+                ctx()
+            ));
         }
         for (j, ((c, ek), (_, hk))) in exp.iter().zip(h).enumerate() {
             match ek {
@@ -502,7 +531,14 @@ fn self_test() {
             let bad: &[&str] = match quoting {
                 Some(Quoting::Single) => &["x';touch PWNED;'"],
                 Some(Quoting::Double) => &["x$(touch PWNED)", "x\";touch PWNED;\""],
-                _ => &["x$(touch PWNED)", "x;touch PWNED", "a b", "x*", "x{a,b}", "x~y"],
+                _ => &[
+                    "x$(touch PWNED)",
+                    "x;touch PWNED",
+                    "a b",
+                    "x*",
+                    "x{a,b}",
+                    "x~y",
+                ],
             };
             let which: Vec<bool> = (0..n).map(|j| j == v).collect();
             let r = reference(t, &which);

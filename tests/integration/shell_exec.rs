@@ -139,7 +139,10 @@ const BENIGN: &[&str] = &[
 
 /// A plain value the pattern of `var` accepts: one of [`BENIGN`], else a plain word of
 /// the pattern itself (an alternative of `(?P<library>cudart|cuda|…)`).
-fn benign_for(sig: &crashdoc::knowledge::signature::compile::Signature, var: &str) -> Option<String> {
+fn benign_for(
+    sig: &crashdoc::knowledge::signature::compile::Signature,
+    var: &str,
+) -> Option<String> {
     let Some(re) = sig.capture_patterns.get(var) else {
         // the unit (checked against the unit pattern when rendered)
         return Some(BENIGN[0].to_string());
@@ -147,8 +150,7 @@ fn benign_for(sig: &crashdoc::knowledge::signature::compile::Signature, var: &st
     let plain = |w: &&str| {
         !w.is_empty()
             && !w.starts_with(['-', '.', '='])
-            && w
-                .chars()
+            && w.chars()
                 .all(|c| c.is_ascii_alphanumeric() || "._+:/@%,=-".contains(c))
     };
     let pattern = re.as_str().to_string();
@@ -242,7 +244,8 @@ fn plan(all_forms: bool) -> Plan {
             let mut benign: BTreeMap<&str, String> = BTreeMap::new();
             for v in &vars {
                 let Some(b) = benign_for(sig, v) else {
-                    p.no_benign.push(format!("{}: `{v}` in {}", sig.id, t.source));
+                    p.no_benign
+                        .push(format!("{}: `{v}` in {}", sig.id, t.source));
                     continue;
                 };
                 benign.insert(v, b);
@@ -254,7 +257,11 @@ fn plan(all_forms: bool) -> Plan {
                 let mut captures = BTreeMap::new();
                 let mut unit = None;
                 for v in &vars {
-                    let x = if *v == target { value } else { benign[v].as_str() };
+                    let x = if *v == target {
+                        value
+                    } else {
+                        benign[v].as_str()
+                    };
                     if is_capture(v) {
                         captures.insert(v.to_string(), x.to_string());
                     } else if *v == "unit" {
@@ -346,8 +353,8 @@ fn plan(all_forms: bool) -> Plan {
 /// value would run), each to get a stub.
 fn program_names(refs: &[Reference]) -> BTreeSet<String> {
     const BUILTINS: &[&str] = &[
-        "echo", "printf", "cd", "export", "set", "test", "true", "false", "read", "source",
-        "exec", "eval", "then", "do", "done", "if", "fi",
+        "echo", "printf", "cd", "export", "set", "test", "true", "false", "read", "source", "exec",
+        "eval", "then", "do", "done", "if", "fi",
     ];
     let mut names: BTreeSet<String> = ["touch", "rm", "id", "sh", "bash", "cat", "ls", "sudo"]
         .iter()
@@ -476,7 +483,9 @@ struct ShellRun {
 fn run_shell(shell: &Shell, exe: &Path, commands: &[&str], names: &BTreeSet<String>) -> ShellRun {
     let root = TempDir::new().expect("temp dir");
     let r = root.path();
-    for d in ["bin", "rec", "cmds", "work", "home", "xdg", "orphans", "warmup"] {
+    for d in [
+        "bin", "rec", "cmds", "work", "home", "xdg", "orphans", "warmup",
+    ] {
         std::fs::create_dir(r.join(d)).expect("mkdir");
     }
     for n in names {
@@ -593,10 +602,7 @@ fn run_shell(shell: &Shell, exe: &Path, commands: &[&str], names: &BTreeSet<Stri
 }
 
 fn show(runs: &[Run]) -> String {
-    format!("{runs:?}")
-        .chars()
-        .take(600)
-        .collect::<String>()
+    format!("{runs:?}").chars().take(600).collect::<String>()
 }
 
 #[test]
@@ -620,7 +626,11 @@ fn execute(all_forms: bool) {
         p.no_benign
     );
     assert!(p.references.len() > 50, "{} references", p.references.len());
-    assert!(p.cases.len() > p.references.len(), "{} cases", p.cases.len());
+    assert!(
+        p.cases.len() > p.references.len(),
+        "{} cases",
+        p.cases.len()
+    );
     let names = program_names(&p.references);
     let commands: Vec<&str> = p
         .references
