@@ -15,9 +15,16 @@
 //!   replaced by the value. So the value is never split into several words, globbed,
 //!   brace-expanded, tilde- or parameter-expanded, command-substituted, read as an
 //!   option, nor does it run a program of its own (`touch PWNED`: `touch` is a stub too);
-//! - nothing appears in the working directory (the `touch` stub creates its files there,
-//!   as the real one would) and no file named `PWNED` appears anywhere under the test's
-//!   folder.
+//! - nothing appears in the working directory or in `HOME` (the `touch` stub creates its
+//!   files there, as the real one would) and no file named `PWNED` appears anywhere under
+//!   the test's folder.
+//!
+//! Each command runs in a subshell of its own (`( . FILE )`; fish: `source FILE`) of one
+//! shell process per shell, so a command, or its syntax error, cannot affect the next.
+//! Not covered here: interactive history expansion (`!!` in a pasted line: scripts do no
+//! history expansion; the quoting keeps `!` in single quotes, checked by the
+//! `remediation` fuzz target's tokenizer and `remediation_safety.rs`), and what a program
+//! does with the argument it is given.
 //!
 //! A reference run must reach the token under bash and dash for every template (else the
 //! comparison would be vacuous); where zsh or fish cannot run a template as written (a
@@ -595,7 +602,11 @@ fn run_shell(shell: &Shell, exe: &Path, commands: &[&str], names: &BTreeSet<Stri
             .map(|i| records(&r.join("rec").join(i.to_string())))
             .collect(),
         stderr,
-        work_left: listing(&r.join("work")),
+        // the working directory and HOME must stay empty
+        work_left: listing(&r.join("work"))
+            .into_iter()
+            .chain(listing(&r.join("home")).into_iter().map(|p| format!("~/{p}")))
+            .collect(),
         seconds,
         pwned,
     }
