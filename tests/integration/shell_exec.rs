@@ -605,7 +605,11 @@ fn run_shell(shell: &Shell, exe: &Path, commands: &[&str], names: &BTreeSet<Stri
         // the working directory and HOME must stay empty
         work_left: listing(&r.join("work"))
             .into_iter()
-            .chain(listing(&r.join("home")).into_iter().map(|p| format!("~/{p}")))
+            .chain(
+                listing(&r.join("home"))
+                    .into_iter()
+                    .map(|p| format!("~/{p}")),
+            )
             .collect(),
         seconds,
         pwned,
