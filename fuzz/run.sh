@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs one fuzz target for a given time: fuzz/run.sh TARGET SECONDS [extra libFuzzer args]
-# Targets: ingest_extract signature_compile template_render diagnose.
+# Targets: ingest_extract signature_compile template_render remediation diagnose.
 # Needs cargo-fuzz (`cargo install cargo-fuzz`) and a nightly toolchain; without
 # nightly, RUSTC_BOOTSTRAP=1 lets stable accept cargo-fuzz's -Z flags.
 # Crashes land in fuzz/artifacts/TARGET/; the log in fuzz/logs/TARGET.log.

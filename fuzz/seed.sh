@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Copies the seed corpora for the fuzz targets into fuzz/corpus/<target>/ (not committed).
 # Seeds: the incident logs (corpus/*/log.txt), the scenario journal, a gzip of it, the
-# signature files, and the remediation commands of the signatures (for the templates).
+# signature files, the remediation commands of the signatures (for the templates), and
+# hostile values (for the remediation target).
 # SEED_MAX_BYTES=N leaves out log seeds larger than N bytes (CI's short smoke run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,5 +39,22 @@ if [[ $target == all || $target == template_render ]]; then
     | sort -u | nl -ba -w1 -s' ' | while read -r i cmd; do
       printf '%s' "$cmd" > "fuzz/corpus/template_render/cmd-$i"
     done
+fi
+if [[ $target == all || $target == remediation ]]; then
+  seed remediation
+  # CONSTRUCTED hostile values (the execution harness's, tests/integration/shell_exec.rs)
+  # and the library's capture-like values; the target fills every library command with
+  # the values it decodes from these bytes (a form byte, then NUL-separated values)
+  n=0
+  for v in '$(touch PWNED)' '`touch PWNED`' '; touch PWNED' "' ; touch PWNED ; '" \
+    '"$HOME"' '*' '{a,b}' '[ab]' '^x' 'x#' 'a~b' '!!' '-rf' '--output=/etc/x' \
+    $'a\ntouch PWNED' '~root' '=ls' '%1' 'a b' 'x|y' 'x&&y' 'x>y' "a'b" 'a"b' 'a\b' \
+    '/data/x y' '1.0;id' 'vllm.service' 'https://x.example/a?b' 'meta-llama/Llama-3-8B'; do
+    n=$((n + 1))
+    # the first byte picks the prefix the value is tried behind (7 forms)
+    for f in 0 1 2 3 4 5 6; do
+      { printf "\\$(printf '%03o' "$f")"; printf '%s' "$v"; } > "fuzz/corpus/remediation/value-$n-$f"
+    done
+  done
 fi
 echo "seeds in fuzz/corpus/: $(find fuzz/corpus -type f | wc -l) files"

@@ -6,7 +6,8 @@
 //! - a refused or missing value is an error, never partial output;
 //! - rendered output holds no control character the template text did not hold;
 //! - each value, quoted for its context, cannot leave that context: in single quotes
-//!   no bare `'` remains, in double quotes no unescaped `"`, `$` or `` ` ``, and a bare
+//!   no bare `'` remains, in double quotes no unescaped `"`, `$` or `` ` `` (but for the
+//!   `"'!'"` and `"'`'"` that leave the quotes for a single-quoted `!` or `` ` ``), and a bare
 //!   value is either shell-inert or single-quoted.
 #![no_main]
 
@@ -41,6 +42,8 @@ fn single_safe(q: &str) -> bool {
 }
 
 fn double_safe(q: &str) -> bool {
+    // `!` and `` ` `` leave the double quotes for single quotes of their own: `"'!'"`
+    let q = q.replace("\"'!'\"", "").replace("\"'`'\"", "");
     let mut chars = q.chars();
     while let Some(c) = chars.next() {
         match c {

@@ -23,5 +23,6 @@ mod rejoin;
 mod remediation_safety;
 mod schema;
 mod security;
+mod shell_exec;
 mod sig_diff;
 mod signature_errors;

@@ -255,7 +255,7 @@ fn backticks_are_quoted() {
     let cmds = hostile_python("0.6.4`id`");
     assert_eq!(
         cmds[0].as_deref(),
-        Some(r#"pip install "flashinfer-cubin==0.6.4\`id\`""#)
+        Some(r#"pip install "flashinfer-cubin==0.6.4"'`'"id"'`'"""#)
     );
     assert_eq!(cmds[1].as_deref(), Some("pip install '0.6.4`id`'"));
 }

@@ -6,8 +6,11 @@
 //!
 //! - bare: the value is wrapped in single quotes unless it is made only of characters
 //!   that the shell never interprets (`[A-Za-z0-9._+:/=@%,^-]`);
-//! - in double quotes: `\`, `$`, `` ` `` and `"` are backslash-escaped, and `!` is
-//!   put in single quotes of its own (`"'!'"`) against history expansion;
+//! - in double quotes: `\`, `$` and `"` are backslash-escaped; `!` and `` ` `` are put
+//!   in single quotes of their own (`"'!'"`): `!` against history expansion (and `\!`
+//!   keeps its backslash), `` ` `` because fish keeps the backslash of `` \` `` inside
+//!   double quotes (found by executing every library command under fish,
+//!   `tests/integration/shell_exec.rs`);
 //! - in single quotes: `'` becomes `'\''`.
 //!
 //! A value is refused (the command is not printed, the step says why) when it holds a
@@ -304,13 +307,19 @@ pub fn quote(value: &str, quoting: Quoting) -> String {
         Quoting::Double => {
             let mut s = String::with_capacity(value.len());
             for c in value.chars() {
-                if c == '!' {
+                if c == '!' || c == '`' {
                     // history expansion acts inside double quotes in interactive shells
-                    // and `\!` keeps its backslash: close the quotes around a quoted `!`
-                    s.push_str("\"'!'\"");
+                    // and `\!` keeps its backslash; fish reads `\`` inside double quotes
+                    // as a backslash and a backquote: close the quotes around a
+                    // single-quoted `!` or `` ` ``
+                    s.push('"');
+                    s.push('\'');
+                    s.push(c);
+                    s.push('\'');
+                    s.push('"');
                     continue;
                 }
-                if matches!(c, '\\' | '$' | '`' | '"') {
+                if matches!(c, '\\' | '$' | '"') {
                     s.push('\\');
                 }
                 s.push(c);
@@ -386,6 +395,15 @@ mod tests {
             fill("pip install {{v}}", "a\u{1b}[2J"),
             Err(RenderError::Refused { .. })
         ));
+    }
+
+    #[test]
+    fn backquote_in_double_quotes_is_single_quoted_for_fish() {
+        // fish keeps the backslash of `\`` inside double quotes: the value would change
+        assert_eq!(
+            fill(r#"grep -Fx "{{v}}""#, "a`id`b").as_deref(),
+            Ok(r#"grep -Fx "a"'`'"id"'`'"b""#)
+        );
     }
 
     #[test]
