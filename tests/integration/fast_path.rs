@@ -75,6 +75,8 @@ mod oracle {
         Inner,
         /// As `Inner`, but the origin is kept when known.
         OriginFallback,
+        /// As `Inner`, and read twice at most (a Ray actor's tag around a vLLM worker's).
+        Nested,
     }
 
     /// A condition beyond the regex.
@@ -145,7 +147,7 @@ mod oracle {
         // vLLM/Ray process tag
         (
             r"^\((?P<worker>[A-Za-z][A-Za-z0-9_]*)(?: pid=(?P<pid>\d+))?(?:, ip=[0-9A-Fa-f.:]+)?\) ?",
-            Join::Inner,
+            Join::Nested,
             Bound::None,
         ),
         (
@@ -282,13 +284,13 @@ mod oracle {
 
     /// Peels `text` from `start` into `p`; returns where the message begins.
     fn peel(text: &str, mut start: usize, p: &mut Peeled) -> usize {
-        let mut used = vec![false; LAYERS.len()];
+        let mut used = vec![0u8; LAYERS.len()];
         loop {
             let s = &text[start..];
             let hit = LAYERS
                 .iter()
                 .enumerate()
-                .filter(|&(i, _)| !used[i])
+                .filter(|&(i, l)| used[i] < if l.join == Join::Nested { 2 } else { 1 })
                 .find_map(|(i, l)| {
                     let c = l.re.captures(s)?;
                     bound_holds(l.bound, &c, s).then_some((i, c))
@@ -296,7 +298,7 @@ mod oracle {
             let Some((i, c)) = hit.filter(|_| !s.is_empty()) else {
                 break;
             };
-            used[i] = true;
+            used[i] += 1;
             join(LAYERS[i].join, &c, p);
             start += c.get(0).map_or(0, |m| m.len());
         }

@@ -131,3 +131,56 @@ fn readme_shows_the_committed_metamorphic_table() {
          `crashdoc corpus run corpus --metamorphic --format markdown`"
     );
 }
+
+/// Issue 15: no healthy corpus log (`category: none`), plain or buried at a random place
+/// in the corpus's healthy noise (`bury-in-noise`, the depth `corpus run --metamorphic`
+/// uses), gets a `medium` or `high` cause. (A healthy log may keep a `low` one: a run
+/// that survived a warning-level failure.)
+#[test]
+fn no_healthy_log_plain_or_buried_gets_a_medium_or_high_cause() {
+    use crashdoc::engine::diagnosis::BuildOptions;
+    use crashdoc::engine::matcher::EngineKind;
+    use crashdoc::engine::pipeline::Engine;
+    use crashdoc::engine::rank::Confidence;
+
+    let compiled = crate::util::compiled();
+    let incidents = corpus::load_dir(&root().join("corpus")).expect("corpus");
+    let (healthy, noise) = invariance::healthy_lines(&incidents);
+    let ctx = Ctx {
+        seed: invariance::SEED,
+        healthy: &healthy,
+        noise: &noise,
+        bury_lines: metamorph::BURY_LINES,
+    };
+    let bury = metamorph::get("bury-in-noise").expect("the transformation");
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    for s in invariance::subjects(&incidents) {
+        let expected = incidents.iter().find(|i| i.name == s.name);
+        if expected.is_none_or(|i| i.expected.category != "none") {
+            continue;
+        }
+        let buried = (bury.apply)(&s.text, &ctx).expect("buried");
+        for (how, text) in [("plain", &s.text), ("buried", &buried)] {
+            let mut engine = Engine::new(compiled, EngineKind::Prefilter);
+            let d = engine.diagnose_text(&s.name, text, BuildOptions::default());
+            checked += 1;
+            if let Some(c) = d
+                .causes
+                .first()
+                .filter(|c| c.confidence >= Confidence::Medium)
+            {
+                wrong.push(format!(
+                    "{} ({how}): {} {:?}",
+                    s.name, c.signature, c.confidence
+                ));
+            }
+        }
+    }
+    assert!(checked >= 80, "only {checked} healthy diagnoses");
+    assert!(
+        wrong.is_empty(),
+        "healthy logs with a medium or high cause:\n{}",
+        wrong.join("\n")
+    );
+}

@@ -88,7 +88,8 @@ pub(super) enum Layer {
     BareTime,
 }
 
-/// The order layers are tried in, at each point of a line; each applies at most once.
+/// The order layers are tried in, at each point of a line; each applies at most
+/// [`Layer::times`] (once, but for a process tag).
 ///
 /// Outer layers first, as logs nest them: the transport (journald, syslog, CI and docker
 /// timestamps, compose, NCCL's host tag), then process tags (vLLM/Ray, torchrun ranks),
@@ -131,6 +132,16 @@ impl Layer {
     /// A bit of its own in a set of layers.
     pub fn bit(self) -> u32 {
         1 << self as u32
+    }
+
+    /// How many times one line may present the layer: a process tag twice (Ray's actor
+    /// tag around a vLLM worker's, `(vLLMHttpServer pid=542833) (Worker pid=550429)`; the
+    /// inner one names the stream), every other layer once.
+    pub fn times(self) -> u32 {
+        match self {
+            Layer::ProcTag => 2,
+            _ => 1,
+        }
     }
 
     /// A cheap test that keeps the parser off lines it cannot read (`first` is the

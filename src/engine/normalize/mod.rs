@@ -4,7 +4,8 @@
 //! `Feb 20 23:31:36 host vllm[216054]: (Worker_TP4 pid=216054) ERROR 02-20 23:31:36
 //! [multiproc_executor.py:783] Traceback (most recent call last):` — three layers
 //! (journald, the vLLM process tag, the vLLM logger) around the message that matters.
-//! [`normalize`] applies the known layer parsers repeatedly, each at most once, until no
+//! [`normalize`] applies the known layer parsers repeatedly, each at most once (a process
+//! tag twice: Ray's actor tag around a vLLM worker's), until no
 //! layer matches; what is left is the message. The raw line and its number are kept for
 //! evidence; the peeled layers fill the record's stream (unit, identifier, pid, worker
 //! tag, rank), level, timestamp and logger origin.
@@ -469,11 +470,12 @@ fn markdown_start(text: &str) -> usize {
 /// Spaces a markdown code fence may be indented by (CommonMark).
 const MAX_FENCE_INDENT: usize = 3;
 
-/// Applies the layers from `start`, each at most once, in any order the line presents
-/// them (at each point the first layer of [`ORDER`] that reads); returns where the
-/// message begins.
+/// Applies the layers from `start`, each at most [`Layer::times`] (once but for a
+/// process tag), in any order the line presents them (at each point the first layer of
+/// [`ORDER`] that reads); returns where the message begins.
 fn peel<'a>(text: &'a str, mut start: usize, f: &mut Fields<'a>) -> usize {
     let mut used = 0u32;
+    let mut again = 0u32;
     'outer: loop {
         let rest = &text[start..];
         let Some(&first) = rest.as_bytes().first() else {
@@ -485,7 +487,11 @@ fn peel<'a>(text: &'a str, mut start: usize, f: &mut Fields<'a>) -> usize {
             }
             if let Some(read) = layer.read(first, rest) {
                 layer.apply(&read.fields, f);
-                used |= layer.bit();
+                // a layer read twice (`times` 2) is used up on its second reading
+                if layer.times() == 1 || again & layer.bit() != 0 {
+                    used |= layer.bit();
+                }
+                again |= layer.bit();
                 start += read.len;
                 continue 'outer;
             }
