@@ -29,7 +29,7 @@ use crashdoc::engine::diagnosis::render_step_list;
 use crashdoc::env::Facts;
 use crashdoc::knowledge::signature::compile::{Signature, Step};
 use crashdoc::knowledge::signature::template::{quote, Piece, Quoting};
-use crashdoc::knowledge::signature::{self, Library, LibrarySource};
+use crashdoc::knowledge::signature::{self, Library, LibrarySource, SigIndex};
 use libfuzzer_sys::fuzz_target;
 
 /// How the shell reads one character of a word.
@@ -302,7 +302,7 @@ const BENIGN: &[&str] = &[
 
 /// One template ready for the check.
 struct Target {
-    sig: usize,
+    sig: SigIndex,
     step: Step,
     vars: Vec<String>,
     benign: Vec<String>,
@@ -331,7 +331,7 @@ static LIB: LazyLock<Library> =
 
 static TARGETS: LazyLock<Vec<Target>> = LazyLock::new(|| {
     let mut out = Vec::new();
-    for (si, sig) in LIB.signatures.iter().enumerate() {
+    for (si, sig) in LIB.signatures.indexed() {
         for step in &sig.remediation {
             let Some(t) = &step.command else { continue };
             let mut vars: Vec<String> = Vec::new();
