@@ -4,9 +4,9 @@
 //! that compiles is then exercised: its prefilter is built and its examples are run.
 #![no_main]
 
+use crashdoc::engine::diagnosis::BuildOptions;
 use crashdoc::engine::matcher::{Compiled, EngineKind};
 use crashdoc::engine::pipeline::Engine;
-use crashdoc::engine::diagnosis::BuildOptions;
 use crashdoc::knowledge::signature::load::{compile_files, LibraryFile};
 use libfuzzer_sys::fuzz_target;
 
