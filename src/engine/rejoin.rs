@@ -26,7 +26,8 @@
 //! own: no prefix [`normalize`] recognises (timestamp, level, journald/syslog, process
 //! tag, rank, markdown…), not a traceback header, frame or chaining line, not an
 //! exception line (`…Error: …`) — unless the head is a prefix with no message of its
-//! own and the next line has no prefix (a process tag and a level cut before the text). A head that is a frame or a rule (first and last
+//! own and the next line has no prefix (a process tag and a level cut before the
+//! text). A head that is a frame or a rule (first and last
 //! character the same punctuation: `+----+`, `| … |`, `=====`) is never joined, so an
 //! `nvidia-smi` table of equal-width rows stays a table. A log whose own lines happen
 //! to have one length is therefore not merged: its lines start with a prefix, or its
@@ -39,8 +40,8 @@
 //! shows how many lines it spans. [`Rejoiner::joins`] counts the lines absorbed.
 //!
 //! **Text.** A hard wrap is joined as it was cut (the halves of a word rejoin); a
-//! continuation indented by two or more columns past the logical line's own indentation (an
-//! editor's hanging indent) loses that indentation. A soft wrap keeps the head's
+//! continuation indented by two or more columns past the logical line's own indentation
+//! (an editor's hanging indent) loses that indentation. A soft wrap keeps the head's
 //! trailing space and drops the continuation's indentation.
 //!
 //! **Cost.** A line shorter than [`MIN_HARD`] bytes that does not end with a space is
