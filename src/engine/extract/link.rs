@@ -64,14 +64,18 @@ pub fn dedup_key(f: &Failure) -> String {
     format!("{}|{}|{}", f.kind.as_str(), head, site)
 }
 
-/// Merges `other` (the same failure in another stream, or again) into `into`. The
-/// content kept is that of the earliest occurrence.
-pub fn merge(into: &mut Failure, mut other: Failure) {
+/// Merges `other` (the same failure in another stream, or again) into `into`, listing at
+/// most `budget` more occurrences (what is left of the input's
+/// [`super::MAX_TOTAL_OCCURRENCES`]). The content kept is that of the earliest
+/// occurrence.
+pub fn merge(into: &mut Failure, mut other: Failure, budget: usize) {
     if other.first.line < into.first.line {
         std::mem::swap(into, &mut other);
     }
     // bounded: the count keeps the total
-    let room = super::MAX_OCCURRENCES.saturating_sub(into.occurrences.len());
+    let room = super::MAX_OCCURRENCES
+        .saturating_sub(into.occurrences.len())
+        .min(budget);
     other.occurrences.truncate(room);
     into.occurrences.append(&mut other.occurrences);
     into.count += other.count;

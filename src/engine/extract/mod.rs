@@ -21,7 +21,7 @@
 //!
 //! Memory is bounded: at most [`MAX_BLOCK_LINES`] lines kept per failure, at most
 //! [`MAX_CHAIN`] exceptions per chain, at most [`MAX_OCCURRENCES`] occurrences listed per
-//! failure, at most [`MAX_FAILURES`] distinct failures per
+//! failure and [`MAX_TOTAL_OCCURRENCES`] in all, at most [`MAX_FAILURES`] distinct failures per
 //! input; what is dropped is counted and reported, never silently lost.
 
 mod link;
@@ -50,6 +50,10 @@ pub const MAX_FAILURES: usize = 20_000;
 /// Occurrences listed per failure; `count` keeps the total (a million repeats of one
 /// traceback cost a count, not a million entries).
 pub const MAX_OCCURRENCES: usize = 1024;
+/// Occurrences listed over all the failures of an input (a thousand distinct failures
+/// repeated a thousand times each list 65,536 places in all, about 10 MB, not a
+/// million); past it a repeat is counted only.
+pub const MAX_TOTAL_OCCURRENCES: usize = 65_536;
 /// Lines a multi-line exception message may span.
 pub const MAX_MESSAGE_LINES: usize = 40;
 
@@ -414,6 +418,8 @@ pub struct Extractor {
     links: UnitLinks,
     lines: usize,
     dropped: usize,
+    /// Occurrences listed over every closed failure ([`MAX_TOTAL_OCCURRENCES`]).
+    listed: usize,
     /// Streams closed early by [`MAX_OPEN_STREAMS`], and the clock of their use.
     evicted: usize,
     tick: u64,
@@ -447,6 +453,7 @@ impl Extractor {
             links: UnitLinks::default(),
             lines: 0,
             dropped: 0,
+            listed: 0,
             evicted: 0,
             tick: 0,
         }
@@ -880,13 +887,18 @@ impl Extractor {
         self.attempt().failures += 1;
         let key = (attempt, link::dedup_key(&failure));
         if let Some(&i) = self.index.get(&key) {
-            link::merge(&mut self.closed[i], failure);
+            let before = self.closed[i].occurrences.len();
+            let room = MAX_TOTAL_OCCURRENCES.saturating_sub(self.listed);
+            link::merge(&mut self.closed[i], failure, room);
+            let after = self.closed[i].occurrences.len();
+            self.listed = (self.listed + after).saturating_sub(before);
             return;
         }
         if self.closed.len() >= MAX_FAILURES {
             self.dropped += 1;
             return;
         }
+        self.listed += failure.occurrences.len();
         self.index.insert(key, self.closed.len());
         self.closed.push(failure);
     }

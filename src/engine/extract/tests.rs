@@ -131,3 +131,26 @@ fn the_next_runs_output_does_not_continue_an_exception_message() {
         x.failures
     );
 }
+
+#[test]
+fn occurrences_listed_over_all_failures_are_bounded_and_counted() {
+    // CONSTRUCTED: 100 distinct errors (named by letters: digits are blanked when
+    // failures are compared), each repeated 1,000 times
+    let name = |k: u8| format!("{}{}", (b'a' + k / 10) as char, (b'a' + k % 10) as char);
+    let mut text = String::new();
+    for rep in 0..1000 {
+        for k in 0..100u8 {
+            let w = name(k);
+            text.push_str(&format!(
+                "RuntimeError: worker {w} lost its peer (round {rep})\n"
+            ));
+        }
+    }
+    let x = extract_text(&text);
+    let listed: usize = x.failures.iter().map(|f| f.occurrences.len()).sum();
+    let counted: usize = x.failures.iter().map(|f| f.count).sum();
+    assert_eq!(x.failures.len(), 100);
+    assert!(listed <= MAX_TOTAL_OCCURRENCES, "{listed} listed");
+    assert!(listed >= MAX_TOTAL_OCCURRENCES / 2, "{listed} listed");
+    assert_eq!(counted, 100_000, "every repeat is counted");
+}

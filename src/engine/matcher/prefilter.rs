@@ -23,6 +23,24 @@ fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {
     n.is_empty() || h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
 }
 
+/// The longest prefix of an atom the automaton holds, in bytes. An atom is a literal a
+/// line must contain for its signature to match, so its prefix is one too: the
+/// candidates are a superset (the signature's own conditions confirm them), and the
+/// automaton keeps one state per distinct prefix instead of one per byte of every long
+/// atom's unique tail. Measured on the embedded library (1,128 atoms, 39 bytes on
+/// average): 35,206 trie states in full, 17,228 at 24 bytes; the DFA built from them
+/// went from 18.2 MB to about half.
+pub const MAX_ATOM_BYTES: usize = 24;
+
+/// `atom` cut to at most [`MAX_ATOM_BYTES`] bytes, at a character boundary.
+fn atom_prefix(atom: &str) -> &str {
+    let mut end = atom.len().min(MAX_ATOM_BYTES);
+    while !atom.is_char_boundary(end) {
+        end -= 1;
+    }
+    &atom[..end]
+}
+
 pub struct Prefilter {
     /// The atoms, then the literals extraction acts on ([`shapes::message_literals`]) and
     /// those the environment scanner's gate looks for ([`GATE_LITERALS`]): one automaton
@@ -74,9 +92,9 @@ impl Prefilter {
         let mut owners: Vec<Vec<SigIndex>> = Vec::new();
         let mut index = std::collections::HashMap::new();
         for (i, s) in lib.signatures.indexed() {
-            for a in &s.atoms {
-                let id = *index.entry(a.clone()).or_insert_with(|| {
-                    patterns.push(a.clone());
+            for a in s.atoms.iter().map(|a| atom_prefix(a)) {
+                let id = *index.entry(a.to_string()).or_insert_with(|| {
+                    patterns.push(a.to_string());
                     owners.push(Vec::new());
                     patterns.len() - 1
                 });
@@ -192,6 +210,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_atom_is_held_by_its_prefix_at_a_character_boundary() {
+        assert_eq!(atom_prefix("cuda out of memory"), "cuda out of memory");
+        assert_eq!(
+            atom_prefix("the server socket has failed to listen on any local network address."),
+            "the server socket has fa"
+        );
+        // a multi-byte character across the cut is left out whole
+        let a = format!("{}é tail", "x".repeat(MAX_ATOM_BYTES - 1));
+        assert_eq!(atom_prefix(&a), "x".repeat(MAX_ATOM_BYTES - 1));
+    }
+
+    #[test]
     fn upgrade_switches_the_scanner_to_a_dfa() {
         let lib = crate::knowledge::signature::load(&[
             crate::knowledge::signature::LibrarySource::Builtin,
@@ -201,6 +231,12 @@ mod tests {
         assert_eq!(pf.scanner().kind(), AhoCorasickKind::ContiguousNFA);
         pf.upgrade();
         assert_eq!(pf.scanner().kind(), AhoCorasickKind::DFA);
+        // atoms are held by their prefix: the DFA stays small
+        assert!(
+            pf.scanner().memory_usage() < 12 << 20,
+            "DFA of {} bytes",
+            pf.scanner().memory_usage()
+        );
         // atoms first, then extraction's literals: candidates come from atoms only
         assert!(pf.any("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"));
         assert!(!pf.any("Traceback (most recent call last):"));
