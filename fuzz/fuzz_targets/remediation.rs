@@ -282,23 +282,7 @@ fn token(i: usize) -> String {
     format!("zqx{i}tok")
 }
 
-/// Plain values for variables that do not get the fuzzed value.
-const BENIGN: &[&str] = &[
-    "zqxother",
-    "7",
-    "1.2.3",
-    "/data/zqxother",
-    "zqxother.example",
-    "https://zqxother.example/",
-    "zqxother:7",
-    "sm_90",
-    "zqxother.so",
-    "Zqxother",
-    "/data/zqxother/.cache/huggingface/zqx",
-    "libzqxother.so",
-    "torch.float16",
-    "/data/zqxother/libstdc++.so.6",
-];
+include!("../../tests/support/plain_values.rs");
 
 /// One template ready for the check.
 struct Target {
@@ -306,24 +290,6 @@ struct Target {
     step: Step,
     vars: Vec<String>,
     benign: Vec<String>,
-}
-
-/// A plain value the pattern of `var` accepts: one of [`BENIGN`], else a plain word of
-/// the pattern itself (an alternative of `(?P<library>cudart|cuda|…)`).
-fn benign_for(sig: &Signature, var: &str) -> Option<String> {
-    let Some(re) = sig.capture_patterns.get(var) else {
-        // the unit (checked against the unit pattern when rendered)
-        return Some(BENIGN[0].to_string());
-    };
-    let plain = |w: &&str| !w.is_empty() && !w.starts_with(['-', '.', '=']) && w.chars().all(inert);
-    let pattern = re.as_str().to_string();
-    BENIGN
-        .iter()
-        .copied()
-        .chain(pattern.split(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c))))
-        .filter(plain)
-        .find(|b| re.is_match(b))
-        .map(str::to_string)
 }
 
 static LIB: LazyLock<Library> =
