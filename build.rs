@@ -1,6 +1,36 @@
-//! Embeds `signatures/` and `rules/` into the binary: a fresh install works with no files.
+//! Embeds `signatures/` and `rules/` into the binary (a fresh install works with no
+//! files) and freezes them: the same files parsed and compiled now, with crashdoc's own
+//! `src/knowledge` layer (it imports nothing else of crashdoc), and serialized, so that a
+//! run does not parse YAML at start-up (see `src/knowledge/frozen.rs`).
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+
+/// `src/knowledge`, compiled into this build script. The module list is `src/knowledge/
+/// mod.rs`'s (a test compares them), but for `embedded`: its stand-in holds nothing, since
+/// what it embeds is being written here.
+#[allow(dead_code, unused_imports, clippy::all)]
+#[path = "src/knowledge"]
+mod knowledge {
+    pub mod cond;
+    pub mod failure_kind;
+    pub mod files;
+    pub mod frozen;
+    pub mod rules;
+    pub mod signature;
+    pub mod sources;
+    pub mod text;
+    pub mod vars;
+    pub mod version;
+    /// Stand-in of `src/knowledge/embedded.rs`.
+    pub mod embedded {
+        pub static SIGNATURE_FILES: &[(&str, &str)] = &[];
+        pub static RULE_FILES: &[(&str, &str)] = &[];
+        pub static FROZEN_SIGNATURES: &[u8] = &[];
+        pub static FROZEN_RULES: &[u8] = &[];
+    }
+}
+
+use knowledge::sources::{Kind, LibraryFile};
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -16,18 +46,57 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn main() {
-    embed("signatures", "embedded_signatures.rs");
-    embed("rules", "embedded_rules.rs");
+fn out_dir() -> PathBuf {
+    PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default())
 }
 
-fn embed(folder: &str, out_name: &str) {
+fn write(name: &str, bytes: &[u8]) {
+    let out = out_dir().join(name);
+    if let Err(e) = std::fs::write(&out, bytes) {
+        panic!("cannot write {}: {e}", out.display());
+    }
+}
+
+fn main() {
+    let signatures = embed("signatures", "embedded_signatures.rs", Kind::Signatures);
+    let rules = embed("rules", "embedded_rules.rs", Kind::Rules);
+    let library = knowledge::signature::load::compile_files(&signatures);
+    write("signatures.frozen", &frozen("signatures", library));
+    write(
+        "rules.frozen",
+        &frozen("rules", knowledge::rules::compile_files(&rules)),
+    );
+}
+
+/// The frozen form of a compiled library, or nothing (with a warning) when it does not
+/// compile: a run then parses the YAML and reports the errors, located.
+fn frozen<T: serde::Serialize>(
+    what: &str,
+    compiled: Result<T, knowledge::signature::LoadErrors>,
+) -> Vec<u8> {
+    match compiled {
+        Ok(v) => knowledge::frozen::freeze(&v)
+            .unwrap_or_else(|e| panic!("cannot serialize the embedded {what}: {e}")),
+        Err(errors) => {
+            println!(
+                "cargo:warning=the embedded {what} do not compile ({} errors; `crashdoc sig lint` / `crashdoc rules list` locate them): not frozen, parsed at run time",
+                errors.0.len()
+            );
+            Vec::new()
+        }
+    }
+}
+
+/// Writes `out_name`, the list of `folder`'s YAML files embedded as text, and returns them
+/// as the files a run would load.
+fn embed(folder: &str, out_name: &str, kind: Kind) -> Vec<LibraryFile> {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default()).join(folder);
     println!("cargo:rerun-if-changed={folder}");
     let mut files = Vec::new();
     walk(&root, &mut files);
     files.sort();
-    let mut src = String::from("pub static FILES: &[(&str, &str)] = &[\n");
+    let mut src = String::from("&[\n");
+    let mut loaded = Vec::new();
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.display());
         let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -44,10 +113,11 @@ fn embed(folder: &str, out_name: &str) {
             "    ({rel:?}, include_str!({:?})),",
             f.display().to_string()
         );
+        let text = std::fs::read_to_string(f)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", f.display()));
+        loaded.push(kind.builtin_file(&rel, &text));
     }
-    src.push_str("];\n");
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default()).join(out_name);
-    if let Err(e) = std::fs::write(&out, src) {
-        panic!("cannot write {}: {e}", out.display());
-    }
+    src.push_str("]\n");
+    write(out_name, src.as_bytes());
+    loaded
 }

@@ -147,9 +147,22 @@ impl LibraryArgs {
     /// of that name (a note on stderr says which): an edited copy of a built-in
     /// signature just works.
     pub fn load(&self) -> anyhow::Result<Library> {
+        self.load_from(signature::load)
+    }
+
+    /// [`LibraryArgs::load`], the embedded library parsed from its YAML rather than read
+    /// from its frozen form (`sig test` checks the files themselves).
+    pub fn load_yaml(&self) -> anyhow::Result<Library> {
+        self.load_from(signature::load::load_yaml)
+    }
+
+    fn load_from(
+        &self,
+        load: fn(&[LibrarySource]) -> Result<Library, signature::LoadErrors>,
+    ) -> anyhow::Result<Library> {
         let dirs = self.dirs();
         if self.no_builtin || dirs.is_empty() {
-            return signature::load(&self.sources()).map_err(|errors| {
+            return load(&self.sources()).map_err(|errors| {
                 CliError::Broken {
                     what: "the signature library has",
                     errors,

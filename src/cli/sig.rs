@@ -202,7 +202,7 @@ pub fn run(c: SigCommand) -> anyhow::Result<ExitCode> {
         SigCommand::Diff(a) => super::sig_diff::run_diff(&a),
         SigCommand::Test(a) => {
             let (lib, files) = if a.dirs.is_empty() {
-                (a.library.load()?, None)
+                (a.library.load_yaml()?, None)
             } else {
                 let (l, f, _) = super::contrib::library_with_dirs(&a.dirs)?;
                 (l, Some(f))

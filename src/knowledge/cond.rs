@@ -20,7 +20,7 @@ use std::str::FromStr;
 
 use pep508_rs::pep440_rs::{Version, VersionSpecifiers};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::signature::model::Text;
 use super::version::normalize_name;
@@ -86,7 +86,7 @@ impl std::ops::Not for Truth {
 /// A compiled condition tree over leaves `L`: the one shape of a signature's `match`
 /// (leaves on the log and on facts, [`crate::knowledge::signature::compile::Leaf`]), a
 /// rule's `when` and a step's or a note's `if` (leaves on facts, [`Fact`]).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Tree<L> {
     Leaf(L),
     All(Vec<Tree<L>>),
@@ -214,7 +214,7 @@ pub struct CudaExceedsDriver {
     pub table: Vec<DriverRow>,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Compare {
     #[default]
@@ -259,7 +259,7 @@ pub enum FactCondition {
 // ---------------------------------------------------------------- compiled form
 
 /// A compiled leaf.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Fact {
     Package {
         name: String,

@@ -1,6 +1,6 @@
 //! The shapes of failures the extractor finds; a signature's `kind:` names one.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The shape of a failure (names derived, kebab-case: serde, `as_str`, `parse`).
 #[derive(
@@ -13,6 +13,7 @@ use serde::Serialize;
     PartialOrd,
     Ord,
     Serialize,
+    Deserialize,
     strum::IntoStaticStr,
     strum::EnumString,
     strum::VariantArray,

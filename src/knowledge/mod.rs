@@ -8,14 +8,17 @@
 //! - [`cond`]: the condition tree of signatures and rules (compiled form, three-valued
 //!   logic), and conditions on facts (file model, compiled leaves);
 //! - [`vars`]: the `{{env.…}}` variables templates may use;
+//! - [`embedded`], [`frozen`]: the embedded library, as text and compiled at build time;
 //! - [`failure_kind`]: the failure shapes a signature's `kind:` names;
 //! - [`version`]: package names and versions (PEP 503 / PEP 440);
 //! - [`text`]: text shown to a person (escaping, clipping);
 //! - [`files`]: files read (regular files only, bounded) and written (atomically).
 
 pub mod cond;
+pub mod embedded;
 pub mod failure_kind;
 pub mod files;
+pub mod frozen;
 pub mod rules;
 pub mod signature;
 pub mod sources;

@@ -56,7 +56,7 @@ pub struct RuleFile {
     pub examples: RuleExamples,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RuleExamples {
     /// Reports that must break the rule.
@@ -77,7 +77,7 @@ pub struct EnvExample {
 }
 
 /// A compiled rule.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Rule {
     pub id: String,
     pub title: String,
@@ -93,7 +93,7 @@ pub struct Rule {
 }
 
 /// The loaded rules.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Rules {
     pub rules: Vec<Rule>,
 }
@@ -117,13 +117,9 @@ impl Rules {
 /// Where rules come from (the embedded rules, folders).
 pub type RulesSource = Source;
 
-mod embedded {
-    include!(concat!(env!("OUT_DIR"), "/embedded_rules.rs"));
-}
-
 /// The embedded rules' files: (path relative to `rules/`, text).
 pub fn builtin_files() -> &'static [(&'static str, &'static str)] {
-    embedded::FILES
+    super::embedded::RULE_FILES
 }
 
 fn compile_rule(f: &RuleFile, name: &str, text: &str) -> Result<Rule, Vec<Diagnostic>> {
@@ -254,7 +250,19 @@ pub fn compile_files(files: &[LibraryFile]) -> Result<Rules, LoadErrors> {
 }
 
 /// Loads the given sources as one rule set.
+/// The embedded rules alone are read from their frozen form
+/// ([`crate::knowledge::frozen`]); anything else is parsed and compiled ([`load_yaml`]).
 pub fn load(sources: &[RulesSource]) -> Result<Rules, LoadErrors> {
+    if let [Source::Builtin] = sources {
+        if let Some(rules) = super::frozen::rules() {
+            return Ok(rules);
+        }
+    }
+    load_yaml(sources)
+}
+
+/// Parses and compiles the given sources' rule files.
+pub fn load_yaml(sources: &[RulesSource]) -> Result<Rules, LoadErrors> {
     let (files, errors) = read_sources(sources, Kind::Rules);
     if !errors.is_empty() {
         return Err(LoadErrors(errors));

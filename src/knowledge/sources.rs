@@ -52,8 +52,8 @@ impl Kind {
     /// The embedded files: (path relative to the source tree's folder, text).
     pub fn builtin(self) -> &'static [(&'static str, &'static str)] {
         match self {
-            Kind::Signatures => super::signature::load::builtin_files(),
-            Kind::Rules => super::rules::builtin_files(),
+            Kind::Signatures => super::embedded::SIGNATURE_FILES,
+            Kind::Rules => super::embedded::RULE_FILES,
         }
     }
 
@@ -62,6 +62,15 @@ impl Kind {
         match self {
             Kind::Signatures => "",
             Kind::Rules => "rules/",
+        }
+    }
+
+    /// One embedded file to load, named as every embedded file is named (`build.rs`
+    /// names the files it freezes with it too).
+    pub fn builtin_file(self, path: &str, text: &str) -> LibraryFile {
+        LibraryFile {
+            name: format!("<builtin>/{}{path}", self.builtin_prefix()),
+            text: text.to_string(),
         }
     }
 }
@@ -215,10 +224,11 @@ pub fn read_sources(sources: &[Source], kind: Kind) -> (Vec<LibraryFile>, Vec<Di
     let mut errors = Vec::new();
     for s in sources {
         match s {
-            Source::Builtin => files.extend(kind.builtin().iter().map(|(n, t)| LibraryFile {
-                name: format!("<builtin>/{}{n}", kind.builtin_prefix()),
-                text: (*t).to_string(),
-            })),
+            Source::Builtin => files.extend(
+                kind.builtin()
+                    .iter()
+                    .map(|(path, text)| kind.builtin_file(path, text)),
+            ),
             Source::Dir(d) => {
                 let (mut f, mut e) = read_dir_files(d, kind);
                 files.append(&mut f);

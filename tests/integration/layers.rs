@@ -163,3 +163,26 @@ fn the_check_sees_an_upward_import() {
         ["tools/x.rs:1: tools imports from corpus"]
     );
 }
+
+/// build.rs compiles `src/knowledge` to freeze the embedded library, with its own list of
+/// the layer's modules (every one but `embedded`, which it stands in for): the two lists
+/// agree.
+#[test]
+fn build_rs_compiles_every_knowledge_module() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).expect(p);
+    let mods = |code: &str| -> Vec<String> {
+        code.lines()
+            .filter_map(|l| l.trim().strip_prefix("pub mod "))
+            .filter_map(|l| l.strip_suffix(';'))
+            .map(str::to_string)
+            .collect()
+    };
+    let mut want = mods(&read("src/knowledge/mod.rs"));
+    want.retain(|m| m != "embedded");
+    want.sort();
+    let mut got = mods(&read("build.rs"));
+    got.sort();
+    assert!(!want.is_empty());
+    assert_eq!(got, want, "build.rs's `mod knowledge` lists other modules");
+}

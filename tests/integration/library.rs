@@ -82,8 +82,10 @@ fn docs_list_the_library() {
 /// the limit, and the deferred ones must be far below it.
 #[test]
 fn every_regex_of_the_library_builds_under_the_size_limit() {
-    // a load of its own: other tests build the shared library's regexes as they match
-    let lib = signature::load(&[LibrarySource::Builtin]).expect("the embedded library loads");
+    // a load of its own, from the YAML (the frozen form defers every regex): other tests
+    // build the shared library's regexes as they match
+    let lib =
+        signature::load::load_yaml(&[LibrarySource::Builtin]).expect("the embedded library loads");
     let mut deferred = 0;
     for s in &lib.signatures {
         for r in s.regexes() {
@@ -103,6 +105,39 @@ fn every_regex_of_the_library_builds_under_the_size_limit() {
         }
     }
     assert!(deferred > 100, "{deferred} regexes deferred");
+}
+
+/// The frozen library (compiled by build.rs, read at start-up) is what the YAML compiles
+/// to: the same signatures, rules, regex patterns, atoms, templates and examples, in the
+/// same order (compared in their serialized form).
+#[test]
+fn the_frozen_library_is_the_yaml_compiled() {
+    use crashdoc::knowledge::frozen;
+    use crashdoc::knowledge::rules::{self, RulesSource};
+    let thawed = frozen::signatures().expect("build.rs froze the embedded library");
+    let parsed = signature::load::load_yaml(&[LibrarySource::Builtin]).expect("the YAML loads");
+    assert_eq!(thawed.signatures.len(), parsed.signatures.len());
+    for (a, b) in thawed.signatures.iter().zip(parsed.signatures.iter()) {
+        assert_eq!(
+            frozen::freeze(a).expect("serializes"),
+            frozen::freeze(b).expect("serializes"),
+            "{} differs from its YAML",
+            b.id
+        );
+    }
+    assert_eq!(thawed.plumbing, parsed.plumbing);
+    let thawed = frozen::rules().expect("build.rs froze the embedded rules");
+    let parsed = rules::load_yaml(&[RulesSource::Builtin]).expect("the rules load");
+    assert_eq!(
+        frozen::freeze(&thawed).expect("serializes"),
+        frozen::freeze(&parsed).expect("serializes")
+    );
+    // and a load of the embedded library alone is the frozen one
+    let loaded = signature::load(&[LibrarySource::Builtin]).expect("loads");
+    assert!(loaded
+        .signatures
+        .iter()
+        .all(|s| s.regexes().iter().all(|r| !r.is_built())));
 }
 
 /// The content lints (W007 examples and near-miss, W008 unfilled placeholders in

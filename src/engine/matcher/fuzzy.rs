@@ -299,8 +299,13 @@ fn eligible(f: &Failure) -> bool {
     )
 }
 
-/// Matches each failure that no signature matched with its closest example.
-pub fn match_unexplained(ix: &FuzzyIndex, x: &Extraction, m: &mut Matches) {
+/// Matches each failure that no signature matched with its closest example. The index
+/// is asked for (`index()`, built on first use) only when such a failure exists.
+pub fn match_unexplained<'i>(
+    index: impl FnOnce() -> &'i FuzzyIndex,
+    x: &Extraction,
+    m: &mut Matches,
+) {
     let explained: HashSet<FailureId> = m.failures.iter().map(|h| h.failure).collect();
     let todo: Vec<&Failure> = x
         .failures
@@ -310,6 +315,7 @@ pub fn match_unexplained(ix: &FuzzyIndex, x: &Extraction, m: &mut Matches) {
     if todo.is_empty() {
         return;
     }
+    let ix = index();
     for f in todo {
         let Some(r) = ix.closest(&f.headline) else {
             continue;

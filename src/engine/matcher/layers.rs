@@ -44,11 +44,8 @@ pub fn apply(matcher: &mut Matcher<'_>, x: &Extraction, m: &mut Matches, facts: 
     wrap::unwrap_failures(matcher, x, m, facts);
     wrap::unwrap_loose(matcher, m, facts);
     let lib = matcher.library();
-    let ix = matcher
-        .compiled()
-        .fuzzy
-        .get_or_init(|| fuzzy::FuzzyIndex::build(lib));
-    fuzzy::match_unexplained(ix, x, m);
+    let index = &matcher.compiled().fuzzy;
+    fuzzy::match_unexplained(|| index.get_or_init(|| fuzzy::FuzzyIndex::build(lib)), x, m);
 }
 
 /// What `explain` says about the layer of one signature on a log: the layer that matched

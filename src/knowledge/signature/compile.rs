@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use regex::RegexBuilder;
 use regex_syntax::ast::{self, Ast};
+use serde::{Deserialize, Serialize};
 
 use super::atoms::{self, AtomSet};
 use super::error::{Code, Diagnostic};
@@ -25,7 +26,7 @@ pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
 pub const CONTEXT_VARIABLES: &[&str] = &["unit"];
 
 /// A compiled leaf of a signature's `match`: a test on the log, or on the facts.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Leaf {
     Message(LazyRegex),
     Contains(String),
@@ -45,7 +46,7 @@ pub enum Leaf {
 pub type Cond = Tree<Leaf>;
 
 /// A compiled remediation step.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Step {
     pub description: String,
     pub command: Option<Template>,
@@ -55,7 +56,7 @@ pub struct Step {
 }
 
 /// A signature ready for matching.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Signature {
     pub id: String,
     pub title: String,

@@ -8,6 +8,8 @@
 
 use std::ops::{Deref, Index};
 
+use serde::{Deserialize, Serialize};
+
 use super::compile::Signature;
 
 /// The place of a signature in its compiled library ([`Signatures`]).
@@ -15,7 +17,7 @@ use super::compile::Signature;
 pub struct SigIndex(pub usize);
 
 /// The compiled signatures of a library, sorted by id; indexed by [`SigIndex`].
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Signatures(Vec<Signature>);
 
 impl Signatures {

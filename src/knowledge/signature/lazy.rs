@@ -119,6 +119,34 @@ impl Deref for LazyRegex {
     }
 }
 
+/// The serialized form of a [`LazyRegex`] (the frozen library, see
+/// [`crate::knowledge::frozen`]): the pattern, its limit and its atoms; never the built
+/// regex. It was checked when the library was compiled, so it comes back deferred.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Frozen {
+    pattern: String,
+    limit: usize,
+    atoms: Option<AtomSet>,
+}
+
+impl serde::Serialize for LazyRegex {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Frozen {
+            pattern: self.pattern.clone(),
+            limit: self.limit,
+            atoms: self.atoms.clone(),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for LazyRegex {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let f = Frozen::deserialize(d)?;
+        Ok(LazyRegex::deferred(&f.pattern, f.limit).with_atoms(f.atoms))
+    }
+}
+
 impl fmt::Debug for LazyRegex {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "LazyRegex({:?})", self.pattern)

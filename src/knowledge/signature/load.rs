@@ -20,7 +20,7 @@ pub use crate::knowledge::sources::{read_dir_files, LibraryFile, MAX_FILE_BYTES}
 pub type LibrarySource = crate::knowledge::sources::Source;
 
 /// The loaded, compiled signatures.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Library {
     pub signatures: Signatures,
     /// Frame path fragments skipped when locating a crash site.
@@ -33,13 +33,9 @@ impl Library {
     }
 }
 
-mod embedded {
-    include!(concat!(env!("OUT_DIR"), "/embedded_signatures.rs"));
-}
-
 /// The embedded library's files: (path relative to `signatures/`, text).
 pub fn builtin_files() -> &'static [(&'static str, &'static str)] {
-    embedded::FILES
+    crate::knowledge::embedded::SIGNATURE_FILES
 }
 
 /// Parses one signature file.
@@ -243,8 +239,21 @@ pub fn compile_files(files: &[LibraryFile]) -> Result<Library, LoadErrors> {
     }
 }
 
-/// Loads and compiles the given sources, in order, as one library.
+/// Loads the given sources, in order, as one library. The embedded library alone is
+/// read from its frozen form, compiled when crashdoc was built
+/// ([`crate::knowledge::frozen`]); anything else is parsed and compiled ([`load_yaml`]).
 pub fn load(sources: &[LibrarySource]) -> Result<Library, LoadErrors> {
+    if let [LibrarySource::Builtin] = sources {
+        if let Some(lib) = crate::knowledge::frozen::signatures() {
+            return Ok(lib);
+        }
+    }
+    load_yaml(sources)
+}
+
+/// Parses and compiles the given sources' files, in order, as one library (every error
+/// of every file located).
+pub fn load_yaml(sources: &[LibrarySource]) -> Result<Library, LoadErrors> {
     let (files, mut errors) = read_sources(sources, Kind::Signatures);
     // files that could be read are compiled even when others could not, so that every
     // error of every file is reported at once

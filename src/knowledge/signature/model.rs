@@ -263,7 +263,7 @@ pub struct EnvNote {
     pub text: String,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Examples {
     /// Real log excerpts that must produce this signature.
@@ -274,7 +274,7 @@ pub struct Examples {
     pub no_match: Vec<Example>,
 }
 
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Example {
     /// Where the text comes from (a thread, an upstream source file).

@@ -20,7 +20,7 @@
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::error::{Code, Diagnostic};
 use super::model::{
@@ -28,7 +28,7 @@ use super::model::{
 };
 
 /// Which layer of knowledge a compiled signature comes from.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum Layer {
     /// A signature file: one failure class.
     #[default]
