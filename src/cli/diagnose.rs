@@ -127,7 +127,7 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
         return super::follow::run(a);
     }
     let inputs = Inputs::expand(&a.files);
-    let lib = a.library.load()?;
+    let lib = super::process_long(a.library.load()?);
     let facts = super::preflight::read_envs(&a.env)?;
     let rules = a.rules.load()?;
     let mut out = a.output.open()?;
@@ -184,7 +184,7 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
 
 pub fn run_extract(a: &ExtractArgs) -> anyhow::Result<ExitCode> {
     let inputs = Inputs::expand(&a.files);
-    let lib = a.library.load()?;
+    let lib = super::process_long(a.library.load()?);
     let compiled = Compiled::new(&lib)?;
     let mut engine = Engine::new(&compiled, crate::engine::matcher::EngineKind::Prefilter);
     let terminal = std::io::stdout().is_terminal();

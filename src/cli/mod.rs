@@ -334,3 +334,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Man(a)) => install::run_man(&a),
     }
 }
+
+/// A value that lives until the process ends: it is not dropped. Freeing a library's
+/// tens of thousands of strings when a short run ends cost about a millisecond of its
+/// start-up budget (issue 20), and the operating system takes the memory back anyway.
+pub(crate) fn process_long<T>(value: T) -> std::mem::ManuallyDrop<T> {
+    std::mem::ManuallyDrop::new(value)
+}

@@ -154,7 +154,7 @@ pub fn print_test_report(
 pub fn run(c: SigCommand) -> anyhow::Result<ExitCode> {
     match c {
         SigCommand::List(a) => {
-            let lib = a.library.load()?;
+            let lib = super::process_long(a.library.load()?);
             let mut text = String::new();
             if a.format == ListFormat::Markdown {
                 text = library_markdown(&lib);
@@ -186,7 +186,7 @@ pub fn run(c: SigCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(EXIT_FOUND))
         }
         SigCommand::Atoms(a) => {
-            let lib = a.library.load()?;
+            let lib = super::process_long(a.library.load()?);
             let pf = Prefilter::new(&lib)?;
             let mut text = String::new();
             for a in pf.atoms() {
