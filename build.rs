@@ -58,6 +58,7 @@ fn write(name: &str, bytes: &[u8]) {
 }
 
 fn main() {
+    build_id();
     let signatures = embed("signatures", "embedded_signatures.rs", Kind::Signatures);
     let rules = embed("rules", "embedded_rules.rs", Kind::Rules);
     let library = knowledge::signature::load::compile_files(&signatures);
@@ -66,6 +67,27 @@ fn main() {
         "rules.frozen",
         &frozen("rules", knowledge::rules::compile_files(&rules)),
     );
+}
+
+/// `CRASHDOC_BUILD_ID`: a hash of `src/knowledge` and `Cargo.lock` (the code and the
+/// crates that decide what a frozen library's bytes mean), part of the name of a cached
+/// library (`src/knowledge/frozen.rs`): another build never reads an entry it did not
+/// write.
+fn build_id() {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
+    let mut files = Vec::new();
+    walk(&root.join("src/knowledge"), &mut files);
+    files.push(root.join("Cargo.lock"));
+    files.sort();
+    let mut h = DefaultHasher::new();
+    for f in &files {
+        f.strip_prefix(&root).unwrap_or(f).hash(&mut h);
+        std::fs::read(f).unwrap_or_default().hash(&mut h);
+    }
+    println!("cargo:rerun-if-changed=src/knowledge");
+    println!("cargo:rerun-if-changed=Cargo.lock");
+    println!("cargo:rustc-env=CRASHDOC_BUILD_ID={:016x}", h.finish());
 }
 
 /// The frozen form of a compiled library, or nothing (with a warning) when it does not

@@ -10,9 +10,7 @@ use clap::{Args, ValueEnum};
 
 use super::{CliError, LibraryArgs, EXIT_FOUND, EXIT_NONE};
 use crate::engine::ingest::{LineReader, Source};
-use crate::knowledge::signature::load::{
-    builtin_files, compile_files, read_dir_files, LibraryFile,
-};
+use crate::knowledge::signature::load::{builtin_files, read_dir_files, LibraryFile};
 use crate::knowledge::signature::{Library, LoadErrors};
 use crate::knowledge::sources::{read_library_file, Kind};
 use crate::tools::draft::{self, DraftOptions};
@@ -105,12 +103,23 @@ fn stem(name: &str) -> &str {
         .unwrap_or(base)
 }
 
+/// The folders' files by stem: their texts (a stem may come twice: that is E004 later).
+/// A map, not a scan per embedded file: with 10,000 files that scan was most of a run.
+fn stems(ours: &[LibraryFile]) -> std::collections::HashMap<&str, Vec<&str>> {
+    let mut m: std::collections::HashMap<&str, Vec<&str>> = std::collections::HashMap::new();
+    for f in ours {
+        m.entry(stem(&f.name)).or_default().push(f.text.as_str());
+    }
+    m
+}
+
 /// The embedded library's files, minus those a folder file overrides (same file stem):
 /// testing or linting a working copy of `signatures/` sees the edited version.
 pub fn builtin_context(ours: &[LibraryFile]) -> Vec<LibraryFile> {
+    let stems = stems(ours);
     builtin_files()
         .iter()
-        .filter(|(n, _)| !ours.iter().any(|f| stem(&f.name) == stem(n)))
+        .filter(|(n, _)| !stems.contains_key(stem(n)))
         .map(|(n, t)| LibraryFile {
             name: format!("<builtin>/{n}"),
             text: (*t).to_string(),
@@ -140,25 +149,34 @@ fn read_dirs(dirs: &[PathBuf]) -> anyhow::Result<Vec<LibraryFile>> {
     }
 }
 
-/// The embedded library (minus overridden files) with the folders' files, compiled;
-/// also the folders' file names and the ids of the built-in signatures they replace.
-pub fn library_with_dirs(dirs: &[PathBuf]) -> anyhow::Result<(Library, Vec<String>, Vec<String>)> {
+/// The embedded library (minus overridden files) with the folders' files, compiled
+/// (through the cache of compiled libraries in `cache`, see
+/// [`crate::knowledge::frozen::compile_cached`]); also the folders' file names and the ids
+/// of the built-in signatures they replace.
+pub fn library_with_dirs(
+    dirs: &[PathBuf],
+    cache: Option<&Path>,
+) -> anyhow::Result<(Library, Vec<String>, Vec<String>)> {
     let ours = read_dirs(dirs)?;
     let mut all = builtin_context(&ours);
     // an identical copy (a checkout's `signatures/`) replaces nothing worth a note
+    let stems = stems(&ours);
     let replaced: Vec<String> = builtin_files()
         .iter()
         .filter(|(n, t)| {
-            ours.iter()
-                .any(|f| stem(&f.name) == stem(n) && f.text.as_str() != *t)
+            stems
+                .get(stem(n))
+                .is_some_and(|texts| texts.iter().any(|text| text != t))
         })
         .map(|(n, _)| stem(n).to_string())
         .collect();
     let names: Vec<String> = ours.iter().map(|f| f.name.clone()).collect();
     all.extend(ours);
-    let lib = compile_files(&all).map_err(|errors| CliError::Broken {
-        what: "the signature library has",
-        errors,
+    let lib = crate::knowledge::frozen::compile_cached(&all, cache).map_err(|errors| {
+        CliError::Broken {
+            what: "the signature library has",
+            errors,
+        }
     })?;
     Ok((lib, names, replaced))
 }

@@ -153,12 +153,20 @@ impl LibraryArgs {
     /// [`LibraryArgs::load`], the embedded library parsed from its YAML rather than read
     /// from its frozen form (`sig test` checks the files themselves).
     pub fn load_yaml(&self) -> anyhow::Result<Library> {
-        self.load_from(signature::load::load_yaml)
+        self.load_with(signature::load::load_yaml, None)
     }
 
     fn load_from(
         &self,
         load: fn(&[LibrarySource]) -> Result<Library, signature::LoadErrors>,
+    ) -> anyhow::Result<Library> {
+        self.load_with(load, cache_dir())
+    }
+
+    fn load_with(
+        &self,
+        load: fn(&[LibrarySource]) -> Result<Library, signature::LoadErrors>,
+        cache: Option<PathBuf>,
     ) -> anyhow::Result<Library> {
         let dirs = self.dirs();
         if self.no_builtin || dirs.is_empty() {
@@ -173,14 +181,16 @@ impl LibraryArgs {
         // a folder that cannot be read makes the library broken here (exit 3), as
         // signature::load says it
         let (lib, _, replaced) =
-            contrib::library_with_dirs(&dirs).map_err(|e| match e.downcast::<CliError>() {
-                Ok(CliError::Unreadable(errors)) => CliError::Broken {
-                    what: "the signature library has",
-                    errors,
+            contrib::library_with_dirs(&dirs, cache.as_deref()).map_err(|e| {
+                match e.downcast::<CliError>() {
+                    Ok(CliError::Unreadable(errors)) => CliError::Broken {
+                        what: "the signature library has",
+                        errors,
+                    }
+                    .into(),
+                    Ok(other) => other.into(),
+                    Err(e) => e,
                 }
-                .into(),
-                Ok(other) => other.into(),
-                Err(e) => e,
             })?;
         if !replaced.is_empty() {
             eprintln!(
@@ -340,4 +350,23 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
 /// start-up budget (issue 20), and the operating system takes the memory back anyway.
 pub(crate) fn process_long<T>(value: T) -> std::mem::ManuallyDrop<T> {
     std::mem::ManuallyDrop::new(value)
+}
+
+/// The folder of compiled libraries kept between runs
+/// ([`crate::knowledge::frozen::compile_cached`]): `$CRASHDOC_CACHE_DIR` (empty: no
+/// cache), else `$XDG_CACHE_HOME/crashdoc`, else `$HOME/.cache/crashdoc`; relative paths
+/// of the last two are ignored, as the XDG specification says.
+pub(crate) fn cache_dir() -> Option<PathBuf> {
+    if let Some(v) = std::env::var_os("CRASHDOC_CACHE_DIR") {
+        return (!v.is_empty()).then(|| PathBuf::from(v));
+    }
+    let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
+    std::env::var_os("XDG_CACHE_HOME")
+        .and_then(absolute)
+        .map(|p| p.join("crashdoc"))
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .and_then(absolute)
+                .map(|p| p.join(".cache").join("crashdoc"))
+        })
 }

@@ -204,7 +204,7 @@ pub fn run(c: SigCommand) -> anyhow::Result<ExitCode> {
             let (lib, files) = if a.dirs.is_empty() {
                 (a.library.load_yaml()?, None)
             } else {
-                let (l, f, _) = super::contrib::library_with_dirs(&a.dirs)?;
+                let (l, f, _) = super::contrib::library_with_dirs(&a.dirs, None)?;
                 (l, Some(f))
             };
             let filter = a.filter.as_deref();

@@ -17,10 +17,14 @@
 //! `cargo:warning`; the run then parses the YAML and reports its located errors (exit 3)
 //! exactly as without a frozen form.
 
+use std::path::Path;
+
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::rules::Rules;
+use super::signature::error::LoadErrors;
+use super::signature::load::{compile_files, LibraryFile};
 use super::signature::Library;
 
 /// The first bytes of a frozen value, then its format's version: a value from another
@@ -51,9 +55,84 @@ pub fn rules() -> Option<Rules> {
     thaw(super::embedded::FROZEN_RULES)
 }
 
+/// What the frozen form depends on besides the files: this layer's code, hashed by
+/// `build.rs` (empty while `build.rs` itself runs, which never caches).
+const BUILD_ID: &str = match option_env!("CRASHDOC_BUILD_ID") {
+    Some(id) => id,
+    None => "",
+};
+
+/// The name of a cached library: 128 bits of two hashes over the build and every file's
+/// name and text, in order.
+fn cache_key(files: &[LibraryFile]) -> String {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let digest = |salt: &str| {
+        let mut h = DefaultHasher::new();
+        (salt, BUILD_ID, env!("CARGO_PKG_VERSION"), files.len()).hash(&mut h);
+        for f in files {
+            (&f.name, &f.text).hash(&mut h);
+        }
+        h.finish()
+    };
+    format!("{:016x}{:016x}", digest("a"), digest("b"))
+}
+
+/// Compiles `files` into a library, through a cache of compiled libraries in `cache` (a
+/// folder; `None`: no cache). A library from folders (`--signatures DIR`) is parsed and
+/// compiled again on every run otherwise: 10,000 signature files take about a second. The
+/// entry is named by a hash of the build and of every file's name and text, so an edited
+/// file, an added or removed one, or another crashdoc build compiles afresh; only a
+/// library that compiles is kept (errors are reported, located, on every run). An entry
+/// that cannot be read back is compiled again; one that cannot be written is not kept
+/// (the run goes on). `crashdoc` passes `$CRASHDOC_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/crashdoc`, else `~/.cache/crashdoc` (README, "Performance").
+pub fn compile_cached(files: &[LibraryFile], cache: Option<&Path>) -> Result<Library, LoadErrors> {
+    let Some(dir) = cache else {
+        return compile_files(files);
+    };
+    let path = dir.join(format!("library-{}.frozen", cache_key(files)));
+    if let Some(lib) = std::fs::read(&path).ok().and_then(|b| thaw(&b)) {
+        return Ok(lib);
+    }
+    let lib = compile_files(files)?;
+    if let Ok(bytes) = freeze(&lib) {
+        let _ =
+            std::fs::create_dir_all(dir).and_then(|()| super::files::write_atomic(&path, &bytes));
+    }
+    Ok(lib)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn file(name: &str, text: &str) -> LibraryFile {
+        LibraryFile {
+            name: name.into(),
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn a_cache_key_changes_with_any_name_or_text() {
+        let one = [file("a.yaml", "x"), file("b.yaml", "y")];
+        assert_eq!(cache_key(&one), cache_key(&one));
+        assert_eq!(cache_key(&one).len(), 32);
+        for other in [
+            vec![file("a.yaml", "x"), file("b.yaml", "z")],
+            vec![file("a.yaml", "x"), file("c.yaml", "y")],
+            vec![file("a.yaml", "x")],
+            vec![file("b.yaml", "y"), file("a.yaml", "x")],
+            vec![file("a.yaml", "xb.yaml"), file("", "y")],
+        ] {
+            assert_ne!(
+                cache_key(&one),
+                cache_key(&other),
+                "{:?}",
+                other.iter().map(|f| &f.name).collect::<Vec<_>>()
+            );
+        }
+    }
 
     #[test]
     fn nothing_a_foreign_header_or_garbage_thaws_to_none() {

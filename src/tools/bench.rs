@@ -10,9 +10,11 @@
 //! the same bytes. It is constructed data for measuring speed, not a real incident.
 //!
 //! The library generator writes N signatures built like real ones (an exception type, a
-//! message regex with literal parts and named captures, remediation with templates,
-//! examples), with made-up vocabulary so that they compete in the prefilter without
-//! matching the generated log by accident.
+//! message regex with a literal phrase and named captures, remediation with templates,
+//! examples) whose words and exception types are drawn from the embedded library's real
+//! example messages: N signatures, N distinct atoms, a prefilter as big as a real
+//! library of that size would make. A phrase of three real words rarely occurs in the
+//! generated log, and a match needs the exception type too.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -251,89 +253,103 @@ pub fn write_profile_log(
     Ok(g.written)
 }
 
-const WORDS: &[&str] = &[
-    "quorvex",
-    "blintar",
-    "zephyrine",
-    "maldrop",
-    "trevik",
-    "ostrand",
-    "pyloric",
-    "vanteel",
-    "crundle",
-    "hesper",
-    "jovial",
-    "kestrel",
-    "lumbric",
-    "mirsk",
-    "nacrel",
-    "obloid",
-    "praxen",
-    "quillet",
-    "rostam",
-    "sylvane",
-];
-
 const SYNTHETIC_TEMPLATE: &str = r#"# yaml-language-server: $schema=../schema.json
 id: {id}
-title: Synthetic failure {i} ({a} {b})
+title: Synthetic failure {i} ({phrase})
 category: other
 severity: fatal
 projects: [synthetic]
 match:
   all:
     - exception: {ty}
-    - message: '{a}-{c} stage (?P<stage>[a-z]+) failed with code (?P<code>[0-9]+) on {b}{i}'
+    - message: '{phrase} (?P<detail>[a-z]+) (?:failed|error) (?:code )?(?P<code>[0-9]+)'
 explain: >
   A generated signature for benchmarks (constructed, not a real failure).
 remediation:
-  - description: Retry the {c} stage
-    command: 'synthetic-retry --stage {{stage}} --code {{code}}'
+  - description: Retry the {w0} step
+    command: 'synthetic-retry --detail {{detail}} --code {{code}}'
 references:
   - https://example.invalid/synthetic
 examples:
   match:
     - source: constructed
       log: |
-        {ty}: {a}-{c} stage warmup failed with code 7 on {b}{i}
+        {ty}: {phrase} warmup failed code 7
     - source: constructed
       log: |
-        {ty}: {a}-{c} stage load failed with code 12 on {b}{i}
+        {ty}: {phrase} load error 12
   no_match:
     - source: constructed
       log: |
-        {ty}: {a}-{c} stage load succeeded on {b}{i}
+        {ty}: {phrase} load succeeded
 "#;
 
-/// Writes `count` synthetic signatures into `dir/synthetic/`.
+/// The vocabulary of the synthetic library: the words of the embedded library's real
+/// example messages (lower-case, 4 to 14 letters; a few thousand), and the exception
+/// type names they raise, both sorted, so that the synthetic signatures' atoms are
+/// drawn from what real logs say (and share prefixes the way real atoms do).
+fn vocabulary() -> (Vec<String>, Vec<String>) {
+    use std::collections::BTreeSet;
+    let mut words = BTreeSet::new();
+    let mut types = BTreeSet::new();
+    let lib =
+        crate::knowledge::signature::load(&[crate::knowledge::signature::LibrarySource::Builtin]);
+    for sig in lib.iter().flat_map(|l| l.signatures.iter()) {
+        for ex in sig.examples.matches.iter().chain(&sig.examples.no_match) {
+            for tok in ex
+                .log
+                .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            {
+                let is_type = tok.ends_with("Error") || tok.ends_with("Exception");
+                if is_type && tok.len() > 6 && tok.starts_with(|c: char| c.is_ascii_uppercase()) {
+                    types.insert(tok.to_string());
+                } else if (4..=14).contains(&tok.len())
+                    && tok.bytes().all(|b| b.is_ascii_lowercase())
+                {
+                    words.insert(tok.to_string());
+                }
+            }
+        }
+    }
+    (words.into_iter().collect(), types.into_iter().collect())
+}
+
+/// Writes `count` synthetic signatures into `dir/synthetic/`: each an exception type and
+/// a message regex whose literal is a phrase of three words, both drawn from real
+/// messages ([`vocabulary`]); no two phrases are the same, so `count` signatures give
+/// `count` distinct atoms (plus the exception types). Constructed data for benchmarks.
 pub fn write_library(dir: &Path, count: usize, seed: u64) -> io::Result<()> {
     let mut rng = fastrand::Rng::with_seed(seed);
+    let (words, types) = vocabulary();
+    if words.len() < 3 || types.is_empty() {
+        return Err(io::Error::other(
+            "the embedded library has no example messages to draw words from",
+        ));
+    }
     let sub = dir.join("synthetic");
     std::fs::create_dir_all(&sub)?;
-    for i in 0..count {
-        let a = WORDS[rng.usize(0..WORDS.len())];
-        let b = WORDS[rng.usize(0..WORDS.len())];
-        let c = WORDS[rng.usize(0..WORDS.len())];
+    let mut seen = std::collections::HashSet::new();
+    let mut i = 0;
+    while i < count {
+        let pick: Vec<&str> = (0..3)
+            .map(|_| words[rng.usize(0..words.len())].as_str())
+            .collect();
+        let phrase = pick.join(" ");
+        if pick[0] == pick[1] || pick[1] == pick[2] || !seen.insert(phrase.clone()) {
+            continue;
+        }
         let id = format!("synthetic-{i:05}");
-        let ty = format!("{}{}Error", capitalize(a), capitalize(b));
+        let ty = &types[rng.usize(0..types.len())];
         let text = SYNTHETIC_TEMPLATE
             .replace("{id}", &id)
             .replace("{i}", &i.to_string())
-            .replace("{a}", a)
-            .replace("{b}", b)
-            .replace("{c}", c)
-            .replace("{ty}", &ty);
+            .replace("{phrase}", &phrase)
+            .replace("{w0}", pick[0])
+            .replace("{ty}", ty);
         std::fs::write(sub.join(format!("{id}.yaml")), text)?;
+        i += 1;
     }
     Ok(())
-}
-
-fn capitalize(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_ascii_uppercase().to_string() + c.as_str(),
-        None => String::new(),
-    }
 }
 
 #[cfg(test)]

@@ -412,6 +412,59 @@ fn edited_library() -> (tempfile::TempDir, PathBuf) {
     (d, lib)
 }
 
+/// A folder library is compiled once and kept (`CRASHDOC_CACHE_DIR`); an edited file
+/// compiles afresh under another name; the entry is what a run reads (an entry swapped in
+/// shows); an entry that does not decode is compiled again and rewritten.
+#[test]
+fn a_folder_library_is_compiled_once_and_again_when_a_file_changes() {
+    let (_d, lib) = edited_library();
+    let cache = tempfile::TempDir::new().expect("tmp");
+    let run = || {
+        let o = crashdoc()
+            .env("CRASHDOC_CACHE_DIR", cache.path())
+            .args(["--top", "1", "--signatures"])
+            .arg(&lib)
+            .arg(repo(SCENARIO))
+            .output()
+            .expect("run");
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        stdout(&o)
+    };
+    let entries = || -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(cache.path())
+            .expect("cache")
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        v.sort();
+        v
+    };
+    let first = run();
+    assert!(first.contains("1. EDITED "), "{first}");
+    let one = entries();
+    assert_eq!(one.len(), 1, "{one:?}");
+    assert_eq!(run(), first);
+    assert_eq!(entries(), one);
+    // an edit: a second entry, the edited title
+    let file = walk_find(&lib, "flashinfer-cubin-version-mismatch.yaml").expect("the file");
+    let text = std::fs::read_to_string(&file).expect("read");
+    std::fs::write(&file, text.replacen("EDITED ", "EDITED AGAIN ", 1)).expect("write");
+    assert!(run().contains("1. EDITED AGAIN "));
+    let two = entries();
+    assert_eq!(two.len(), 2, "{two:?}");
+    let new = two
+        .iter()
+        .find(|p| !one.contains(p))
+        .expect("the new entry");
+    // the entry is what is read: the first library's bytes under the new name show
+    std::fs::copy(&one[0], new).expect("swap");
+    assert!(run().contains("1. EDITED flashinfer"));
+    // bytes that do not decode: compiled again, rewritten
+    std::fs::write(new, b"crashdoc-frozen-1\n\xff\xff").expect("garble");
+    assert!(run().contains("1. EDITED AGAIN "));
+    assert!(std::fs::metadata(new).expect("entry").len() > 1000);
+}
+
 fn walk_find(dir: &Path, name: &str) -> Option<PathBuf> {
     for e in std::fs::read_dir(dir).ok()?.flatten() {
         let p = e.path();

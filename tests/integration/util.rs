@@ -29,6 +29,8 @@ pub fn bin() -> PathBuf {
 pub fn crashdoc() -> Command {
     let mut c = Command::new(bin());
     c.env("NO_COLOR", "1");
+    // no cache of compiled folder libraries in the user's ~/.cache (a test sets its own)
+    c.env("CRASHDOC_CACHE_DIR", "");
     c.current_dir(root());
     c
 }
