@@ -5,7 +5,7 @@
 //! merged under the facts given with [`Engine::with_facts`] (`--env` files win).
 
 use crate::engine::diagnosis::{BuildOptions, Diagnosis};
-use crate::engine::extract::{ExtractOptions, Extraction, Extractor};
+use crate::engine::extract::{ExtractOptions, Extraction, Extractor, Shape};
 use crate::engine::ingest::{IngestError, LineReader, RawLine};
 use crate::engine::matcher::{Compiled, EngineKind, Matcher, Matches, Prefilter};
 use crate::engine::normalize::{self, Level};
@@ -251,7 +251,23 @@ impl<'c> Engine<'c> {
                 return;
             }
         }
-        let rec = match raw.clean().and_then(|t| normalize::view(t).map(|v| (t, v))) {
+        let view = raw.clean().and_then(|t| normalize::view(t).map(|v| (t, v)));
+        if let Some((_, v)) = view.as_ref().filter(|_| self.fast) {
+            // a line of a shape this attempt already made a one-line failure of is
+            // counted into it ([`crate::engine::extract::Shape`])
+            v.key_into(&mut self.key);
+            let shape = Shape {
+                stream: &self.key,
+                level: v.level,
+                origin: v.origin,
+                message: v.message,
+            };
+            if st.x.repeat(&shape, number, v.timestamp) {
+                st.scan.push(number, v.message);
+                return;
+            }
+        }
+        let rec = match view {
             Some((text, v)) => v.record(number, text, raw.truncated),
             None => normalize::normalize(raw.into_line()),
         };

@@ -25,6 +25,7 @@
 //! input; what is dropped is counted and reported, never silently lost.
 
 mod link;
+mod repeats;
 pub mod shapes;
 mod sites;
 pub mod units;
@@ -35,6 +36,7 @@ use serde::Serialize;
 
 use crate::engine::normalize::{fnv1a, Level, Record, FNV_OFFSET};
 pub use crate::knowledge::failure_kind::FailureKind;
+pub use repeats::Shape;
 pub use shapes::ChainMarker;
 pub use sites::Site;
 use units::{Owner, UnitLinks};
@@ -429,6 +431,8 @@ pub struct Extractor {
     /// Hashes of the worker streams' keys seen in this attempt (already hashed: no
     /// second hash).
     workers: std::collections::HashSet<u64, std::hash::BuildHasherDefault<Prehashed>>,
+    /// The shapes of this attempt's one-line failures ([`repeats`]).
+    repeats: repeats::Repeats,
 }
 
 impl Extractor {
@@ -448,6 +452,7 @@ impl Extractor {
                 workers: 0,
             }],
             workers: Default::default(),
+            repeats: Default::default(),
             busy: Vec::new(),
             busy_dirty: true,
             links: UnitLinks::default(),
@@ -544,6 +549,7 @@ impl Extractor {
                     workers: 0,
                 });
                 self.workers.clear();
+                self.repeats.clear();
             }
             return Some(rec);
         }
@@ -675,7 +681,9 @@ impl Extractor {
             _ => {
                 let mut open = Open::new(kind, State::Single, &rec, &label);
                 open.absorb(&rec);
-                self.close(open);
+                if let Some(at) = self.close(open) {
+                    self.remember(&rec, key, at);
+                }
             }
         }
         None
@@ -824,8 +832,9 @@ impl Extractor {
     }
 
     /// Closes a block: computes its sites and headline, and merges it with the same
-    /// failure seen in another stream of this attempt.
-    fn close(&mut self, mut open: Open) {
+    /// failure seen in another stream of this attempt. Returns the index in `closed` of
+    /// the failure it made or merged into (`None`: dropped past [`MAX_FAILURES`]).
+    fn close(&mut self, mut open: Open) -> Option<usize> {
         if matches!(open.state, State::Frames | State::AfterMarker)
             && open.kind == FailureKind::Traceback
         {
@@ -892,15 +901,16 @@ impl Extractor {
             link::merge(&mut self.closed[i], failure, room);
             let after = self.closed[i].occurrences.len();
             self.listed = (self.listed + after).saturating_sub(before);
-            return;
+            return Some(i);
         }
         if self.closed.len() >= MAX_FAILURES {
             self.dropped += 1;
-            return;
+            return None;
         }
         self.listed += failure.occurrences.len();
         self.index.insert(key, self.closed.len());
         self.closed.push(failure);
+        Some(self.closed.len() - 1)
     }
 
     fn flush_all(&mut self) {

@@ -48,7 +48,7 @@ use serde::Serialize;
 use crate::engine::ingest::Line;
 
 /// Severity read from a prefix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     Debug,
