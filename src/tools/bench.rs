@@ -397,13 +397,13 @@ mod tests {
         assert_eq!(lib.signatures.len(), 50);
     }
 
-    /// The fast path counts a repeated one-line failure into the failure its first line
-    /// made (`engine::extract::Shape`); the brute-force engine extracts every line in
-    /// full. Both give the same extraction: counts, occurrences, attempts, every field.
-    #[test]
-    fn repeated_warnings_are_counted_as_the_full_path_extracts_them() {
-        let mut bytes = Vec::new();
-        write_profile_log(&mut bytes, 3_000_000, 7, LogProfile::Warnings).expect("generate");
+    /// `bytes` extracted by the prefilter engine (fast path) and by brute force.
+    fn extract_both(
+        bytes: &[u8],
+    ) -> (
+        crate::engine::extract::Extraction,
+        crate::engine::extract::Extraction,
+    ) {
         let lib = crate::knowledge::signature::load(&[
             crate::knowledge::signature::LibrarySource::Builtin,
         ])
@@ -412,14 +412,26 @@ mod tests {
         let run = |kind| {
             let mut e = crate::engine::pipeline::Engine::new(&compiled, kind);
             let mut r = crate::engine::ingest::LineReader::from_reader(
-                Box::new(std::io::Cursor::new(bytes.clone())),
+                Box::new(std::io::Cursor::new(bytes.to_vec())),
                 "g".into(),
             )
             .expect("open");
             e.extract(&mut r).expect("extract")
         };
-        let fast = run(crate::engine::matcher::EngineKind::Prefilter);
-        let full = run(crate::engine::matcher::EngineKind::Brute);
+        (
+            run(crate::engine::matcher::EngineKind::Prefilter),
+            run(crate::engine::matcher::EngineKind::Brute),
+        )
+    }
+
+    /// The fast path counts a repeated one-line failure into the failure its first line
+    /// made (`engine::extract::Shape`); the brute-force engine extracts every line in
+    /// full. Both give the same extraction: counts, occurrences, attempts, every field.
+    #[test]
+    fn repeated_warnings_are_counted_as_the_full_path_extracts_them() {
+        let mut bytes = Vec::new();
+        write_profile_log(&mut bytes, 3_000_000, 7, LogProfile::Warnings).expect("generate");
+        let (fast, full) = extract_both(&bytes);
         let most = fast.failures.iter().map(|f| f.count).max().unwrap_or(0);
         assert!(most > 300, "the warnings repeat: {most}");
         assert_eq!(fast, full);
@@ -430,22 +442,8 @@ mod tests {
         // the fast path (skip) and the full path (push) must agree on the worker count
         let mut bytes = Vec::new();
         write_log(&mut bytes, 3_000_000, 5).expect("generate");
-        let lib = crate::knowledge::signature::load(&[
-            crate::knowledge::signature::LibrarySource::Builtin,
-        ])
-        .expect("lib");
-        let compiled = crate::engine::matcher::Compiled::new(&lib).expect("compiled");
-        let run = |kind| {
-            let mut e = crate::engine::pipeline::Engine::new(&compiled, kind);
-            let mut r = crate::engine::ingest::LineReader::from_reader(
-                Box::new(std::io::Cursor::new(bytes.clone())),
-                "g".into(),
-            )
-            .expect("open");
-            e.extract(&mut r).expect("extract").attempts
-        };
-        let fast = run(crate::engine::matcher::EngineKind::Prefilter);
-        let full = run(crate::engine::matcher::EngineKind::Brute);
+        let (fast, full) = extract_both(&bytes);
+        let (fast, full) = (fast.attempts, full.attempts);
         assert_eq!(fast, full);
         assert!(fast.iter().all(|a| a.workers == 8), "{fast:?}");
     }
