@@ -147,7 +147,21 @@ fn ends_digest(bytes: &[u8]) -> u64 {
 /// (`ESC [ … final`) not counted.
 pub fn columns(bytes: &[u8]) -> usize {
     if memchr::memchr(0x1b, bytes).is_none() {
-        return bytes.iter().filter(|&&b| (b as i8) >= -0x40).count();
+        if bytes.is_ascii() {
+            return bytes.len();
+        }
+        // characters = bytes that do not continue one; counted in blocks of 255 into
+        // byte-wide sums, which the compiler vectorizes (a sum per byte into a `usize`
+        // it did not: this count was a tenth of a serving journal's time)
+        return bytes
+            .chunks(255)
+            .map(|c| {
+                usize::from(
+                    c.iter()
+                        .fold(0u8, |n, &b| n + u8::from((b as i8) >= -0x40)),
+                )
+            })
+            .sum::<usize>();
     }
     let mut n = 0;
     let mut i = 0;

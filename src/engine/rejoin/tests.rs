@@ -261,6 +261,9 @@ fn a_bracketed_id_that_starts_with_a_digit_continues_a_cut_line() {
 fn columns_skip_escapes_and_count_characters() {
     assert_eq!(columns(b"\x1b[31mERROR\x1b[0m x"), 7);
     assert_eq!(columns("héllo".as_bytes()), 5);
+    // past one block of 255 bytes: the byte-wide sums are added up
+    let long = "é".repeat(300) + &"a".repeat(200);
+    assert_eq!(columns(long.as_bytes()), 500);
 }
 
 #[test]
