@@ -155,12 +155,7 @@ pub fn columns(bytes: &[u8]) -> usize {
         // it did not: this count was a tenth of a serving journal's time)
         return bytes
             .chunks(255)
-            .map(|c| {
-                usize::from(
-                    c.iter()
-                        .fold(0u8, |n, &b| n + u8::from((b as i8) >= -0x40)),
-                )
-            })
+            .map(|c| usize::from(c.iter().fold(0u8, |n, &b| n + u8::from((b as i8) >= -0x40))))
             .sum::<usize>();
     }
     let mut n = 0;
