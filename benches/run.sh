@@ -32,10 +32,10 @@ rm -rf "$CRASHDOC_CACHE_DIR"
 # when the generator or the library it draws from changed
 stamp=$(find src/tools/bench.rs signatures -name "*.rs" -o -name "*.yaml" | sort | xargs cat | md5sum | cut -c1-12)
 for n in 1000 10000; do
-  if [ "$(cat "$W/lib$n/.stamp" 2>/dev/null)" != "$stamp" ]; then
+  if [ "$(cat "$W/lib$n.stamp" 2>/dev/null)" != "$stamp" ]; then
     rm -rf "$W/lib$n"
     "$BIN" bench gen-lib --count "$n" --out "$W/lib$n"
-    echo "$stamp" > "$W/lib$n/.stamp"
+    echo "$stamp" > "$W/lib$n.stamp"
   fi
 done
 "$BIN" sig atoms > "$W/atoms-default.txt"
@@ -128,8 +128,10 @@ done
 startup() { # label, command...: mean wall time in ms
   local label=$1; shift
   if command -v hyperfine >/dev/null 2>&1; then
-    printf '%-46s %s\n' "$label" "$(hyperfine -N --warmup 3 --runs 30 --export-json /dev/stdout "$*" 2>/dev/null \
-      | python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.1f ms (min %.1f, sd %.1f)" % (r["mean"]*1e3, r["min"]*1e3, r["stddev"]*1e3))')"
+    local tf; tf=$(mktemp)
+    hyperfine -N --warmup 3 --runs 30 --export-json "$tf" "$*" > /dev/null 2>&1 || true
+    printf '%-46s %s\n' "$label" "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print("%.1f ms (min %.1f, sd %.1f)" % (r["mean"]*1e3, r["min"]*1e3, r["stddev"]*1e3))' "$tf")"
+    rm -f "$tf"
   else
     local start; start=$(date +%s%N)
     for _ in $(seq 20); do "$@" > /dev/null; done
