@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::atoms::{self, AtomSet};
 use super::error::{Code, Diagnostic};
-use super::lazy::{could_be_big, LazyRegex};
+use super::lazy::{could_be_big, LazyExamples, LazyRegex};
 use super::model::{self, Category, Severity, SignatureFile, Text};
 use super::template::Template;
 use crate::knowledge::cond::Tree;
@@ -77,7 +77,8 @@ pub struct Signature {
     pub explain_env: Vec<(Option<crate::knowledge::cond::FactCond>, String)>,
     pub remediation: Vec<Step>,
     pub references: Vec<String>,
-    pub examples: model::Examples,
+    /// Its examples (read on first use in a frozen library, see [`LazyExamples`]).
+    pub examples: LazyExamples,
     /// The file it was loaded from.
     pub file: String,
     /// Full-match patterns of the named captures, for checking values before they enter
@@ -570,7 +571,7 @@ pub fn compile(
             explain_env,
             remediation,
             references: f.references.clone(),
-            examples: f.examples.clone(),
+            examples: LazyExamples::new(f.examples.clone()),
             file: file.to_string(),
             capture_patterns: cx.captures,
             specificity: cx.specificity,
