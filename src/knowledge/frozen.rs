@@ -96,10 +96,41 @@ pub fn compile_cached(files: &[LibraryFile], cache: Option<&Path>) -> Result<Lib
     }
     let lib = compile_files(files)?;
     if let Ok(bytes) = freeze(&lib) {
-        let _ =
+        let written =
             std::fs::create_dir_all(dir).and_then(|()| super::files::write_atomic(&path, &bytes));
+        if written.is_ok() {
+            prune(dir, CACHE_KEEP);
+        }
     }
     Ok(lib)
+}
+
+/// Compiled libraries kept in the cache: each edit of a folder makes a new entry (10 MB
+/// for 10,000 signatures), so the least recently written beyond these are removed.
+pub const CACHE_KEEP: usize = 8;
+
+/// Removes the cache's entries (`library-*.frozen`) but the `keep` most recently written.
+fn prune(dir: &Path, keep: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut found: Vec<(std::time::SystemTime, std::path::PathBuf)> = entries
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("library-") && name.ends_with(".frozen")
+        })
+        .filter_map(|e| {
+            let m = e.metadata().ok().filter(std::fs::Metadata::is_file)?;
+            Some((m.modified().ok()?, e.path()))
+        })
+        .collect();
+    found.sort();
+    let extra = found.len().saturating_sub(keep);
+    for (_, p) in found.into_iter().take(extra) {
+        let _ = std::fs::remove_file(p);
+    }
 }
 
 #[cfg(test)]
@@ -111,6 +142,28 @@ mod tests {
             name: name.into(),
             text: text.into(),
         }
+    }
+
+    #[test]
+    fn the_cache_keeps_its_most_recent_entries_and_nothing_else_is_touched() {
+        let d = tempfile::tempdir().expect("tmp");
+        let at =
+            |i: u64| std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000 + i);
+        for i in 0..5u64 {
+            let p = d.path().join(format!("library-{i}.frozen"));
+            std::fs::write(&p, b"x").expect("write");
+            let f = std::fs::File::options().write(true).open(&p).expect("open");
+            f.set_modified(at(i)).expect("mtime");
+        }
+        std::fs::write(d.path().join("notes.txt"), b"mine").expect("write");
+        prune(d.path(), 2);
+        let mut left: Vec<String> = std::fs::read_dir(d.path())
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["library-3.frozen", "library-4.frozen", "notes.txt"]);
     }
 
     #[test]
