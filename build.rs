@@ -32,18 +32,14 @@ mod knowledge {
 
 use knowledge::sources::{Kind, LibraryFile};
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            walk(&p, out);
-        } else {
-            out.push(p);
-        }
+/// Every file under `dir`, sorted: the layer's own bounded walk; a folder it cannot read
+/// is named in a warning.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let found = knowledge::files::walk(dir, &|_| true);
+    for (path, why) in &found.errors {
+        println!("cargo:warning={}: {why}", path.display());
     }
+    found.files
 }
 
 fn out_dir() -> PathBuf {
@@ -76,8 +72,7 @@ fn main() {
 fn build_id() {
     use std::hash::{DefaultHasher, Hash, Hasher};
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
-    let mut files = Vec::new();
-    walk(&root.join("src/knowledge"), &mut files);
+    let mut files = walk(&root.join("src/knowledge"));
     files.push(root.join("Cargo.lock"));
     files.sort();
     let mut h = DefaultHasher::new();
@@ -114,9 +109,7 @@ fn frozen<T: serde::Serialize>(
 fn embed(folder: &str, out_name: &str, kind: Kind) -> Vec<LibraryFile> {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default()).join(folder);
     println!("cargo:rerun-if-changed={folder}");
-    let mut files = Vec::new();
-    walk(&root, &mut files);
-    files.sort();
+    let files = walk(&root);
     let mut src = String::from("&[\n");
     let mut loaded = Vec::new();
     for f in &files {

@@ -116,14 +116,16 @@ fn stems(ours: &[LibraryFile]) -> std::collections::HashMap<&str, Vec<&str>> {
 /// The embedded library's files, minus those a folder file overrides (same file stem):
 /// testing or linting a working copy of `signatures/` sees the edited version.
 pub fn builtin_context(ours: &[LibraryFile]) -> Vec<LibraryFile> {
-    let stems = stems(ours);
+    builtin_minus(&stems(ours))
+}
+
+/// The embedded library's files whose stem is not in `stems`, named as every embedded
+/// file is ([`Kind::builtin_file`]).
+fn builtin_minus(stems: &std::collections::HashMap<&str, Vec<&str>>) -> Vec<LibraryFile> {
     builtin_files()
         .iter()
         .filter(|(n, _)| !stems.contains_key(stem(n)))
-        .map(|(n, t)| LibraryFile {
-            name: format!("<builtin>/{n}"),
-            text: (*t).to_string(),
-        })
+        .map(|(n, t)| Kind::Signatures.builtin_file(n, t))
         .collect()
 }
 
@@ -158,9 +160,9 @@ pub fn library_with_dirs(
     cache: Option<&Path>,
 ) -> anyhow::Result<(Library, Vec<String>, Vec<String>)> {
     let ours = read_dirs(dirs)?;
-    let mut all = builtin_context(&ours);
-    // an identical copy (a checkout's `signatures/`) replaces nothing worth a note
     let stems = stems(&ours);
+    let mut all = builtin_minus(&stems);
+    // an identical copy (a checkout's `signatures/`) replaces nothing worth a note
     let replaced: Vec<String> = builtin_files()
         .iter()
         .filter(|(n, t)| {

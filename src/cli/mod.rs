@@ -147,20 +147,13 @@ impl LibraryArgs {
     /// of that name (a note on stderr says which): an edited copy of a built-in
     /// signature just works.
     pub fn load(&self) -> anyhow::Result<Library> {
-        self.load_from(signature::load)
+        self.load_with(signature::load, cache_dir())
     }
 
     /// [`LibraryArgs::load`], the embedded library parsed from its YAML rather than read
     /// from its frozen form (`sig test` checks the files themselves).
     pub fn load_yaml(&self) -> anyhow::Result<Library> {
         self.load_with(signature::load::load_yaml, None)
-    }
-
-    fn load_from(
-        &self,
-        load: fn(&[LibrarySource]) -> Result<Library, signature::LoadErrors>,
-    ) -> anyhow::Result<Library> {
-        self.load_with(load, cache_dir())
     }
 
     fn load_with(

@@ -83,15 +83,18 @@ fn cache_key(files: &[LibraryFile]) -> String {
 /// entry is named by a hash of the build and of every file's name and text, so an edited
 /// file, an added or removed one, or another crashdoc build compiles afresh; only a
 /// library that compiles is kept (errors are reported, located, on every run). An entry
-/// that cannot be read back is compiled again; one that cannot be written is not kept
-/// (the run goes on). `crashdoc` passes `$CRASHDOC_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/crashdoc`, else `~/.cache/crashdoc` (README, "Performance").
+/// is read as any file crashdoc reads (a regular file, at most
+/// [`super::files::MAX_REPORT_BYTES`]); one that cannot be read back is compiled again,
+/// one that cannot be written is not kept (the run goes on). `crashdoc` passes
+/// `$CRASHDOC_CACHE_DIR`, else `$XDG_CACHE_HOME/crashdoc`, else `~/.cache/crashdoc`
+/// (README, "Team setup").
 pub fn compile_cached(files: &[LibraryFile], cache: Option<&Path>) -> Result<Library, LoadErrors> {
     let Some(dir) = cache else {
         return compile_files(files);
     };
     let path = dir.join(format!("library-{}.frozen", cache_key(files)));
-    if let Some(lib) = std::fs::read(&path).ok().and_then(|b| thaw(&b)) {
+    let entry = super::files::read_capped(&path, super::files::MAX_REPORT_BYTES);
+    if let Some(lib) = entry.ok().and_then(|b| thaw(&b)) {
         return Ok(lib);
     }
     let lib = compile_files(files)?;

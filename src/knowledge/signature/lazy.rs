@@ -157,8 +157,8 @@ impl fmt::Debug for LazyRegex {
 /// A signature's examples. Compiled from YAML they are held as they are; in a frozen
 /// library ([`crate::knowledge::frozen`]) they are kept as their serialized bytes and
 /// read on first use: a run reads them only for the fuzzy index, `sig test`, `explain` or
-/// `corpus`, and thawing every example log of every signature at start-up was a fifth of
-/// what thawing the embedded library cost (`sig list` 6.5 → 5.5 ms). The bytes are the
+/// `corpus`, and thawing every example log of every signature at start-up was part of what
+/// thawing the embedded library cost (`sig list` 5.5 → 5.1 ms, hyperfine). The bytes are the
 /// build's own ([`LazyExamples`]'s `Serialize`), so reading them back cannot fail short
 /// of a corrupted binary; the frozen library is compared with its YAML by a test.
 #[derive(Clone, Default)]
