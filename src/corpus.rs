@@ -156,6 +156,8 @@ pub struct Outcome {
     pub key_line_hit: bool,
     /// The key line is part of an extracted failure.
     pub key_line_extracted: bool,
+    /// The key line is inside the block the report leads with (`primary`).
+    pub key_line_primary: bool,
     pub ok: bool,
     pub problems: Vec<String>,
 }
@@ -174,6 +176,20 @@ pub fn evaluate(
     Ok((check(inc, &d), d))
 }
 
+/// Whether the block the report leads with holds a line with `key` (its own lines, or a
+/// failure's lines inside it).
+fn primary_holds(d: &Diagnosis, key: &str) -> bool {
+    let Some(p) = &d.primary else {
+        return false;
+    };
+    p.lines.iter().any(|(_, t)| t.contains(key))
+        || d.failures.iter().any(|f| {
+            f.lines
+                .iter()
+                .any(|l| (p.start..=p.end).contains(&l.line) && l.text.contains(key))
+        })
+}
+
 /// Checks a diagnosis against an incident's expectation.
 pub fn check(inc: &Incident, d: &Diagnosis) -> Outcome {
     let e = &inc.expected;
@@ -188,6 +204,7 @@ pub fn check(inc: &Incident, d: &Diagnosis) -> Outcome {
         && d.failures
             .iter()
             .any(|f| f.lines.iter().any(|l| l.text.contains(key)));
+    let key_line_primary = !key.is_empty() && primary_holds(d, key);
     let (top1, top3, key_line_hit) = match e.category.as_str() {
         "none" => {
             let ok = d.causes.is_empty();
@@ -250,6 +267,7 @@ pub fn check(inc: &Incident, d: &Diagnosis) -> Outcome {
         top3,
         key_line_hit,
         key_line_extracted,
+        key_line_primary,
         ok: problems.is_empty(),
         problems,
     }

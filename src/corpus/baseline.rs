@@ -162,6 +162,7 @@ mod tests {
             top1: ok,
             top3: ok,
             key_line_hit: ok,
+            key_line_primary: ok,
             has_key_line: true,
             ok,
             problems: if ok { vec![] } else { vec!["wrong".into()] },

@@ -88,6 +88,7 @@ fn overall(s: &Summary) -> Table {
         line("top-1 accuracy", |p| p.top1),
         line("top-3 accuracy", |p| p.top3),
         line("key-line hit rate", |p| p.key_line),
+        line("key line in the primary block", |p| p.key_line_primary),
         line("all checks pass", |p| p.ok),
     ];
     // the layers' precision is measured on the whole corpus only

@@ -55,6 +55,9 @@ pub struct IncidentResult {
     pub top1: bool,
     pub top3: bool,
     pub key_line_hit: bool,
+    /// The key line is inside the block the report leads with (`primary`).
+    #[serde(default)]
+    pub key_line_primary: bool,
     /// The incident names a key line (and expects a failure category).
     pub has_key_line: bool,
     pub ok: bool,
@@ -83,6 +86,7 @@ impl IncidentResult {
             top1: o.top1,
             top3: o.top3,
             key_line_hit: o.key_line_hit,
+            key_line_primary: o.key_line_primary,
             has_key_line: expects_failure(&e.category)
                 && e.key_line.as_deref().is_some_and(|k| !k.is_empty()),
             ok: o.ok,
@@ -106,6 +110,7 @@ impl IncidentResult {
             top1: false,
             top3: false,
             key_line_hit: false,
+            key_line_primary: false,
             has_key_line: false,
             ok: false,
             problems: vec![format!("cannot diagnose: {error}")],
@@ -198,6 +203,9 @@ pub struct SplitScore {
     pub top1: Rate,
     pub top3: Rate,
     pub key_line: Rate,
+    /// Incidents naming a key line whose primary block holds it.
+    #[serde(default)]
+    pub key_line_primary: Rate,
     pub ok: Rate,
 }
 
@@ -254,6 +262,11 @@ fn split(name: &str, inc: &[&IncidentResult]) -> SplitScore {
             inc.iter()
                 .filter(|i| i.has_key_line)
                 .map(|i| i.key_line_hit),
+        ),
+        key_line_primary: rate(
+            inc.iter()
+                .filter(|i| i.has_key_line)
+                .map(|i| i.key_line_primary),
         ),
         ok: rate(inc.iter().map(|i| i.ok)),
     }

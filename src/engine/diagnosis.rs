@@ -175,12 +175,126 @@ pub struct Noise {
     pub evidence: Vec<EvidenceLine>,
 }
 
+/// What chose the block a report leads with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PrimaryFrom {
+    /// The top cause's evidence.
+    Cause,
+    /// The log's structure: the failing step's first cluster of its strongest error lines
+    /// (see [`crate::engine::steps`]).
+    Structure,
+    /// The first extracted failure of the last crash attempt.
+    Failure,
+}
+
+/// The block a report leads with: what a person reads first, with or without a cause.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Primary {
+    /// 1-based physical input lines, inclusive.
+    pub start: usize,
+    pub end: usize,
+    /// The extracted failure the block's first line belongs to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<FailureId>,
+    pub from: PrimaryFrom,
+    /// The block's lines the report shows (number, text), at most 60.
+    #[serde(skip)]
+    pub lines: Vec<(usize, String)>,
+}
+
+/// A failure's lines that fall in `start..=end`.
+fn lines_of(f: Option<&Failure>, start: usize, end: usize) -> Vec<(usize, String)> {
+    f.map(|f| {
+        f.lines
+            .iter()
+            .filter(|l| (start..=end).contains(&l.line))
+            .map(|l| (l.line, l.text.clone()))
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+/// The line a person points at in a failure: the final exception's line (Python prints
+/// the traceback before it), else its first line.
+fn headline_line(f: &Failure) -> usize {
+    f.primary().map_or(f.first_line(), |e| e.line)
+}
+
+/// The failure whose lines hold `line`.
+fn failure_at(x: &Extraction, line: usize) -> Option<&Failure> {
+    x.failures
+        .iter()
+        .find(|f| f.first_line() <= line && line <= f.last_line())
+}
+
+/// The block a report leads with. A confident top cause leads with its evidence unless
+/// a CI runner said which step failed and the evidence lies outside that step; otherwise
+/// the failing block the structure shows; otherwise the first failure of the last
+/// crash attempt.
+fn primary_block(x: &Extraction, causes: &[Cause]) -> Option<Primary> {
+    let step = x.failing_block.as_ref();
+    let in_step = |line: usize| {
+        step.is_none_or(|b| b.terminal.is_none_or(|t| b.step_start <= line && line <= t))
+    };
+    let top = causes
+        .first()
+        .filter(|c| c.confidence >= Confidence::Medium)
+        .and_then(|c| c.evidence.first().map(|e| (c, e.line)))
+        .filter(|(_, line)| in_step(*line));
+    if let Some((c, line)) = top {
+        let f = failure_at(x, line);
+        let end = f.map_or(line, |f| f.last_line()).max(
+            c.evidence
+                .iter()
+                .map(|e| e.line)
+                .filter(|&l| l <= line + 60)
+                .max()
+                .unwrap_or(line),
+        );
+        return Some(Primary {
+            start: line,
+            end,
+            failure: f.map(|f| f.id),
+            from: PrimaryFrom::Cause,
+            lines: lines_of(f, line, end),
+        });
+    }
+    if let Some(b) = step {
+        return Some(Primary {
+            start: b.start,
+            end: b.end,
+            failure: failure_at(x, b.start).map(|f| f.id),
+            from: PrimaryFrom::Structure,
+            lines: b.lines.clone(),
+        });
+    }
+    let last_attempt = x.attempts.last().map_or(1, |a| a.index);
+    let f = x
+        .failures
+        .iter()
+        .find(|f| f.attempt == last_attempt && f.first_in_attempt)
+        .or_else(|| x.failures.first())?;
+    let start = headline_line(f);
+    let end = f.last_line().max(start);
+    Some(Primary {
+        start,
+        end,
+        failure: Some(f.id),
+        from: PrimaryFrom::Failure,
+        lines: lines_of(Some(f), start, end),
+    })
+}
+
 /// The diagnosis of one input.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Diagnosis {
     pub input: String,
     pub lines: usize,
     pub causes: Vec<Cause>,
+    /// The block the report leads with ([`Primary`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub primary: Option<Primary>,
     pub noise: Vec<Noise>,
     /// When no cause was found: the first failure's final exception (or line).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -321,10 +435,12 @@ impl Diagnosis {
             None
         };
         let first_failure = first_failure_hidden(lib, &x, &causes);
+        let primary = primary_block(&x, &causes);
         Diagnosis {
             input: input.to_string(),
             lines: x.lines,
             causes,
+            primary,
             noise,
             unexplained,
             first_failure,

@@ -1,7 +1,7 @@
 //! The engine: one input from bytes to a diagnosis. Imports from [`crate::knowledge`] and
 //! [`crate::env`] only; its stages depend one way, in this order:
 //!
-//! [`ingest`] → [`normalize`] → [`rejoin`] → [`extract`] → [`matcher`] → [`rank`] → [`findings`],
+//! [`ingest`] → [`normalize`] → [`rejoin`] → [`steps`] → [`extract`] → [`matcher`] → [`rank`] → [`findings`],
 //! [`diagnosis`] → [`pipeline`] (which wires them for one input).
 
 pub mod ingest;
@@ -11,6 +11,9 @@ pub mod normalize;
 /// Lines cut at a fixed width put back together (read before [`normalize`] in the
 /// pipeline; it uses [`normalize`] to tell a new record from a continuation).
 pub mod rejoin;
+
+/// Where a CI step ends and whether it failed; the failing block of lines.
+pub mod steps;
 
 pub mod extract;
 

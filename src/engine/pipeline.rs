@@ -11,6 +11,7 @@ use crate::engine::matcher::{Compiled, EngineKind, Matcher, Matches, Prefilter};
 use crate::engine::normalize::{self, Level};
 use crate::engine::rank;
 use crate::engine::rejoin::Rejoiner;
+use crate::engine::steps::{LineShape, Steps};
 use crate::env::{Facts, Scanner};
 use crate::knowledge::rules::Rules;
 
@@ -46,6 +47,8 @@ pub struct Engine<'c> {
 /// The state of one pass over an input.
 struct PassState {
     x: Extractor,
+    /// The failing step and its block (see [`crate::engine::steps`]).
+    steps: Steps,
     m: Matches,
     scan: Scanner,
     matching: bool,
@@ -285,6 +288,7 @@ impl<'c> Engine<'c> {
     ) -> Result<(Extraction, Matches, Facts), IngestError> {
         let mut st = PassState {
             x: Extractor::new(self.extract_options()),
+            steps: Steps::new(),
             m: Matches::default(),
             scan: Scanner::new(&format!("{} (log)", reader.name())),
             matching,
@@ -312,8 +316,15 @@ impl<'c> Engine<'c> {
         if parallel {
             self.pass_parallel(reader, &mut st)?;
         }
-        let PassState { x, mut m, scan, .. } = st;
+        let PassState {
+            x,
+            mut m,
+            scan,
+            steps,
+            ..
+        } = st;
         let mut x = x.finish();
+        x.failing_block = steps.block();
         x.lines = x.lines.max(reader.physical_lines());
         let mut facts = scan.finish();
         facts.merge(self.given.clone());
@@ -329,8 +340,12 @@ impl<'c> Engine<'c> {
     /// no block open.
     fn line(&mut self, raw: RawLine<'_>, pre: Option<Quiet>, st: &mut PassState) {
         let number = raw.number;
+        let line_shape = (!st.steps.frozen()).then(|| LineShape::of(raw.bytes));
         if let Some(q) = pre {
             if st.x.idle() || !st.x.stream_busy_hash(q.key_hash) {
+                if let Some(line_shape) = line_shape {
+                    st.steps.quiet(number, line_shape, raw.bytes);
+                }
                 if q.env || st.scan.in_report() {
                     if let Some(text) = raw.clean() {
                         st.scan.push_without_literals(number, &text[q.message..]);
@@ -353,14 +368,23 @@ impl<'c> Engine<'c> {
             };
             if st.x.repeat(&shape, number, v.timestamp) {
                 st.scan.push(number, v.message);
+                if let Some(line_shape) = line_shape {
+                    st.steps
+                        .line(number, line_shape, v.message, v.level, raw.bytes);
+                }
                 return;
             }
         }
+        let raw_bytes = raw.bytes;
         let rec = match view {
             Some((text, v)) => v.record(number, text, raw.truncated),
             None => normalize::normalize(raw.into_line()),
         };
         st.scan.push(rec.line, &rec.message);
+        if let Some(line_shape) = line_shape {
+            st.steps
+                .line(rec.line, line_shape, &rec.message, rec.level, raw_bytes);
+        }
         let attempt = st.x.current_attempt();
         if let Some(loose) = st.x.push(rec) {
             if st.matching {

@@ -476,6 +476,53 @@ impl super::Render for Text {
     }
 }
 
+/// Lines of the primary block shown when no cause explains it.
+const PRIMARY_SHOWN: usize = 12;
+
+/// With no cause: the failing block (the log's structure found it), then how to teach it.
+fn no_cause(out: &mut String, d: &Diagnosis, st: Style) {
+    let Some(p) = &d.primary else {
+        let _ = writeln!(
+            out,
+            "No known cause found. No failure was found in the log either."
+        );
+        return;
+    };
+    let span = if p.start == p.end {
+        format!("line {}", p.start)
+    } else {
+        format!("lines {}\u{2013}{}", p.start, p.end)
+    };
+    let _ = writeln!(
+        out,
+        "No known cause. {}:",
+        st.bold(&format!("The failure, {span}"))
+    );
+    for (n, text) in p.lines.iter().take(PRIMARY_SHOWN) {
+        let _ = writeln!(
+            out,
+            "  {n:>6} \u{2502} {}",
+            clip(&escape_control(text), st.budget(11))
+        );
+    }
+    if p.lines.len() > PRIMARY_SHOWN {
+        let _ = writeln!(
+            out,
+            "         \u{2026} {} more lines",
+            p.lines.len() - PRIMARY_SHOWN
+        );
+    }
+    if p.lines.is_empty() {
+        if let Some(u) = &d.unexplained {
+            let _ = writeln!(out, "  {}", clip(&escape_control(u), st.budget(2)));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "To teach crashdoc this failure: crashdoc sig new --from <log> (see CONTRIBUTING.md)."
+    );
+}
+
 /// Renders a diagnosis.
 pub fn render(d: &Diagnosis, st: Style) -> String {
     let mut out = String::new();
@@ -494,33 +541,7 @@ pub fn render(d: &Diagnosis, st: Style) -> String {
     }
     let _ = writeln!(out, "{}\n", st.bold(&head));
     if d.causes.is_empty() {
-        let _ = writeln!(out, "No known cause found.");
-        if let Some(u) = &d.unexplained {
-            let _ = writeln!(
-                out,
-                "The first failure is: {}",
-                clip(&escape_control(u), st.budget(22))
-            );
-            if let Some(f) = d
-                .failures
-                .iter()
-                .find(|f| f.first_in_attempt)
-                .or(d.failures.first())
-            {
-                let _ = writeln!(
-                    out,
-                    "  at line {}{}",
-                    f.first.line,
-                    f.crash_site
-                        .as_ref()
-                        .map(|s| format!(", crash site {}", escape_control(&s.short())))
-                        .unwrap_or_default()
-                );
-            }
-            let _ = writeln!(out, "To teach crashdoc this failure: crashdoc sig new --from <log> (see CONTRIBUTING.md).");
-        } else {
-            let _ = writeln!(out, "No failure was found in the log either.");
-        }
+        no_cause(&mut out, d, st);
     }
     if let Some(f) = &d.first_failure {
         let _ = writeln!(

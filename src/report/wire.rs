@@ -137,6 +137,11 @@ pub struct Diagnosis {
     pub lines: usize,
     /// The probable causes, best first (at most `--top`).
     pub causes: Vec<Cause>,
+    /// The block the report leads with: the top cause's evidence, or (with no confident
+    /// cause, or when a CI runner's failing step holds the top cause nowhere) the failing
+    /// block the log's structure shows, or the first failure of the last crash attempt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub primary: Option<Primary>,
     /// Harmless lines that look like errors, explained by benign signatures.
     pub noise: Vec<Noise>,
     /// When no cause was found: the first failure's final exception (or line).
@@ -162,6 +167,38 @@ pub struct Diagnosis {
     /// Compatibility rules the environment breaks.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<Finding>,
+}
+
+/// The block a report leads with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Primary {
+    /// Its first line (1-based physical input line): the line a person points at.
+    pub start: usize,
+    /// Its last line (inclusive).
+    pub end: usize,
+    /// The extracted failure (id in `failures`) its first line belongs to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<usize>,
+    /// What chose it: `cause` (the top cause's evidence), `structure` (the failing CI step
+    /// or the log's first cluster of its strongest error lines), `failure` (the first
+    /// extracted failure of the last crash attempt).
+    pub from: String,
+}
+
+impl From<&dx::Primary> for Primary {
+    fn from(p: &dx::Primary) -> Self {
+        Primary {
+            start: p.start,
+            end: p.end,
+            failure: p.failure.map(|f| f.0),
+            from: match p.from {
+                dx::PrimaryFrom::Cause => "cause",
+                dx::PrimaryFrom::Structure => "structure",
+                dx::PrimaryFrom::Failure => "failure",
+            }
+            .to_string(),
+        }
+    }
 }
 
 /// The failures extracted from one input (`crashdoc extract --format json`, the signature
@@ -566,6 +603,7 @@ impl From<&dx::Diagnosis> for Diagnosis {
             input: d.input.clone(),
             lines: d.lines,
             causes: all(&d.causes),
+            primary: d.primary.as_ref().map(Primary::from),
             noise: all(&d.noise),
             unexplained: d.unexplained.clone(),
             first_failure: d.first_failure.as_ref().map(|f| FirstFailure {

@@ -22,12 +22,13 @@ const ENGINE: &[(&str, u32)] = &[
     ("ingest", 0),
     ("normalize", 1),
     ("rejoin", 2),
-    ("extract", 3),
-    ("matcher", 4),
-    ("rank", 5),
-    ("diagnosis", 6),
-    ("findings", 6),
-    ("pipeline", 7),
+    ("steps", 3),
+    ("extract", 4),
+    ("matcher", 5),
+    ("rank", 6),
+    ("diagnosis", 7),
+    ("findings", 7),
+    ("pipeline", 8),
 ];
 
 fn rank(table: &[(&str, u32)], name: &str) -> Option<u32> {

@@ -244,6 +244,9 @@ pub struct Extraction {
     /// Streams whose open block was closed early by the cap on open streams.
     #[serde(skip_serializing_if = "is_zero")]
     pub evicted_streams: usize,
+    /// The failing block the log's structure shows (see [`crate::engine::steps`]).
+    #[serde(skip)]
+    pub failing_block: Option<crate::engine::steps::Block>,
     /// The pids the log places in a unit.
     #[serde(skip)]
     pub pid_units: std::collections::BTreeMap<u32, String>,
@@ -984,6 +987,7 @@ impl Extractor {
             failures,
             dropped_failures: self.dropped,
             evicted_streams: self.evicted,
+            failing_block: None,
             pid_units: self.links.pid_units(),
         }
     }

@@ -107,6 +107,7 @@ impl Prefilter {
         }
         let atoms = patterns.len();
         patterns.extend(shapes::message_literals().map(str::to_string));
+        patterns.extend(crate::engine::steps::literals().map(str::to_string));
         patterns.extend(GATE_LITERALS.iter().map(|s| s.to_string()));
         let nfa = automaton(&patterns, AhoCorasickKind::ContiguousNFA)
             .or_else(|_| automaton(&patterns, AhoCorasickKind::NoncontiguousNFA))

@@ -1,0 +1,564 @@
+//! Steps: where a unit of work ends, whether it failed, and which block of lines says why.
+//!
+//! A person who has never seen a failure reads a log from its structure: a CI runner prints
+//! where each step starts (`$ cmd`, `##[group]Run …`, `section_start:`) and where the job
+//! failed (`The command "…" exited with 1.`, `##[error]Process completed with exit code 1.`,
+//! `ERROR: Job failed`); a build tool prints a summary after the real error (make's
+//! `*** [t] Error 1`, `npm ERR!` boilerplate, Maven's `BUILD FAILURE`); a test runner
+//! announces its details (`=== FAILURES ===`, `rake aborted!`, `* What went wrong:`). The
+//! failing block is the first cluster of error lines in the failing step that holds the
+//! strongest kind of line the step has, read from its headline to the end of its
+//! paragraph.
+//!
+//! Every rule here names a log format or a tool as it prints its lines ([`TERMINAL`],
+//! [`STEP_START`], [`GENERIC`], [`HEADER`], [`SPECIFIC`]); none names a project.
+//!
+//! The tracker ([`Steps`]) streams: it keeps a few line numbers, never text, and stops
+//! looking once the first step has failed. It sees every line's [`LineShape`] (blank,
+//! indented: read from the raw bytes) and classifies only the lines the pipeline reads in
+//! full. A line the fast path skips has no error or warning level and none of
+//! [`literals`] in its message, so [`classify`] would find nothing in it: the brute-force
+//! engine, which classifies every line, gets the same block.
+
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
+use regex::{Regex, RegexSet};
+
+use crate::engine::normalize::{fnv1a, Level, FNV_OFFSET};
+
+macro_rules! re {
+    ($name:ident, $pat:expr) => {
+        static $name: LazyLock<Regex> = LazyLock::new(|| {
+            #[allow(clippy::expect_used)]
+            Regex::new($pat).expect("built-in step regex")
+        });
+    };
+}
+
+macro_rules! set {
+    ($name:ident, $pats:expr) => {
+        static $name: LazyLock<RegexSet> = LazyLock::new(|| {
+            #[allow(clippy::expect_used)]
+            RegexSet::new($pats).expect("built-in step regex set")
+        });
+    };
+}
+
+/// A CI step or job ended in failure: Travis CI, GitHub Actions (the `##[error]` prefix is
+/// peeled into the level), GitLab CI, Jenkins, Buildkite.
+const TERMINAL: &[&str] = &[
+    r#"^The command ".*" (?:exited with [1-9][0-9]*|failed)"#,
+    r"^(?:Error: )?Process completed with exit code [1-9]",
+    r"^ERROR: Job failed",
+    r"^ERROR: script returned exit code [1-9]",
+    r"^Finished: FAILURE",
+    r"Error: The command exited with status [1-9]",
+    r"^The operation was canceled\.",
+    r"^The runner has received a shutdown signal",
+    r"^The action '.*' has timed out",
+];
+set!(TERMINAL_SET, TERMINAL);
+
+/// Where a CI step starts: the command line Travis and GitLab print, a GitHub Actions
+/// group, a GitLab section.
+const STEP_START: &str = r"^(?:\$ \S|##\[group\]Run |section_start:)";
+re!(STEP_START_RE, STEP_START);
+
+/// Lines a tool prints after the real error, saying only that something failed: never the
+/// headline while a more specific line is in the step.
+const GENERIC: &[&str] = &[
+    // make, ninja, shells and launchers
+    r"^make(?:\[[0-9]+\])?: \*\*\* ",
+    r"^ninja: build stopped",
+    r"^FAILED: ",
+    r"(?i)failed with exit code|returned non-zero exit|exit code:? [1-9]|\bexited with (?:code|status)",
+    r"^Got exit code",
+    r"^Command exited with",
+    r"^exit status [1-9]",
+    r"^Process finished with exit",
+    r"^Aborted \(core",
+    r"^Segmentation fault",
+    r"^The process '.*' failed",
+    r" [0-9]+/[0-9]+ failed!$| failed!$",
+    r"^\*\*\* .*\bfailed$",
+    // npm and yarn
+    r"^npm ERR!",
+    r"^error Command failed with exit code",
+    r"^info Visit https",
+    r"^Error: Command failed",
+    // Maven, Gradle, Ant, sbt, rake, xcodebuild
+    r"^\[ERROR\] (?:$|->|Re-run|To see|For more information|After correcting|\[Help|Failed to execute goal)",
+    r"^\[ERROR\]$",
+    r"^BUILD FAILED|^FAILURE: Build failed|^\* Try:|^Execution failed for task",
+    r"^rake aborted|^Tasks: TOP",
+    r"^\*\* (?:TEST|BUILD) FAILED|^The raw xcodebuild",
+    // test-run summaries
+    r"^Tests run:.*Failures:|^Failed tests:|^Tests in error:|^Results :",
+    r"^[0-9]+ failed|^=+ .*\bfailed\b.*=+$|^=+ short test summary",
+    r"^FAIL$|^FAIL\s+\S+\s+[0-9.]+s$",
+    r"^[0-9]+ examples?, [1-9][0-9]* failures?|^Failed examples:",
+    r"Error building site",
+];
+set!(GENERIC_SET, GENERIC);
+
+/// A line that announces the details of a failure on the lines after it: the block
+/// starts after it.
+const HEADER: &str = r"(?i)^(?:rake aborted!|\* What went wrong:|=+ (?:FAILURES|ERRORS) =+|TEST FAILURES|FAILURES!+|Failures:|ERROR|Last [0-9]+ lines of output:|Caused by:|Errors?:|Failed tests?:)$";
+re!(HEADER_RE, HEADER);
+
+/// A line stating a failure in a tool's own standard shape, with how strongly it says so
+/// (a strong one is a candidate even where a benign word appears in it).
+const SPECIFIC: &[(&str, bool)] = &[
+    // compilers: `file:line[:col]: error`, rustc, CMake
+    (r"(?i)^\S+?:[0-9]+(?::[0-9]+)?:\s*(?:fatal )?error\b", true),
+    (r"^error(?:\[E[0-9]+\])?:\s", true),
+    (r"^CMake Error", true),
+    // exceptions (Python, Java, JavaScript…) and Rust panics
+    (r"^(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)(?::|$)", true),
+    (r"panicked at", true),
+    // test runners: go test, pytest, mocha/jasmine, ExUnit, xUnit/TAP
+    (r"^(?:--- )?FAIL:?\s+\S", false),
+    (r"^FAILED\s", false),
+    (r"^_{3,}\s.*\s_{3,}$", false),
+    (r"^\s*[0-9]+\)\s+\S", false),
+    (r"^\*\*\s\(", false),
+    (r"^\s*E\s{2,}\S", false),
+    (r"\[FAIL\]|\bnot ok\b", false),
+    // a line that starts by saying it is an error
+    (r"^(?:fatal|FATAL|ERROR|Error|error)\b[:!\s]", false),
+    (r"^\[ERROR\]\s+\S", false),
+];
+static SPECIFIC_SET: LazyLock<RegexSet> = LazyLock::new(|| {
+    #[allow(clippy::expect_used)]
+    RegexSet::new(SPECIFIC.iter().map(|(p, _)| *p)).expect("built-in step regex set")
+});
+
+/// Words of an error, as a person scans for them.
+const ERRORISH: &str = r"(?ix)
+ \berror\b|\berrors?:|\bfail(?:ed|ure|ures|s)?\b|\bexception\b|\bfatal\b|\bpanic|traceback|\bE[0-9]{4}\b|\u{2716}|\u{2717}
+ |cannot\ |can't\ |could\ not|couldn't|unable\ to|not\ found|no\ such\ file|denied|refused|timed\ out|\babort|segmentation
+ |undefined\ (?:reference|symbol|method|variable|local)";
+re!(ERRORISH_RE, ERRORISH);
+
+/// What makes an error word no error: a zero count, a passing test, an informational
+/// line, a flag or an identifier that holds the word, a command being echoed.
+const BENIGN: &str = r"(?ix)
+ \b0\ (?:failures?|errors?|failed)\b|\b(?:failures?|errors?|failed):?\ 0\b|\bno\ (?:errors?|failures?)\b|\bpassed\b|\bok\b\s*$|\bPASS\b|\u{2713}|\u{2714}
+ |^\s*(?:INFO|DEBUG)\b|\[INFO\]|\bwarn(?:ing)?\b|-Werror|-Wno-|-Wall|-fno-|--error|error_?reporting|errors?\.(?:js|py|rb|go|h|c|ts)\b|_error|error_|Error\.php|ErrorHandler
+ |^\s*(?:\+\ |\$\ )|^\s*(?:Compiling|Downloading|Installing|Collecting|Requirement|Building|Running|Fetching|Using)\b|\bskipp?ed\b|allow_failures|fast_finish|on_failure|--fail-fast|failfast";
+re!(BENIGN_RE, BENIGN);
+
+/// Literals one of which every class but [`Class::Specific`] by level needs in a line's
+/// message (case-insensitive): the pipeline reads a line with one of them in full.
+const LITERALS: &[&str] = &[
+    "error",
+    "fail",
+    "exception",
+    "fatal",
+    "panic",
+    "traceback",
+    "abort",
+    "cannot ",
+    "can't ",
+    "could not",
+    "couldn't",
+    "unable to",
+    "not found",
+    "no such file",
+    "denied",
+    "refused",
+    "timed out",
+    "segmentation",
+    "undefined ",
+    "exit",
+    "not ok",
+    "\u{2716}",
+    "\u{2717}",
+    "$ ",
+    "##[group]",
+    "section_start:",
+    "npm err",
+    "info visit",
+    "***",
+    "results :",
+    "canceled",
+    "shutdown signal",
+    "what went wrong",
+    "caused by:",
+    "lines of output",
+    "___",
+    "* try:",
+    "tasks: top",
+    "raw xcodebuild",
+    "build stopped",
+];
+
+/// The literals [`classify`] needs (added to the prefilter's automaton).
+pub fn literals() -> impl Iterator<Item = &'static str> {
+    LITERALS.iter().copied()
+}
+
+static LITERAL_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    #[allow(clippy::expect_used)]
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(LITERALS)
+        .expect("built-in step literals")
+});
+
+/// What one line is to the step structure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// A CI step or job ended in failure.
+    Terminal,
+    /// A CI step starts.
+    StepStart,
+    /// The details of a failure follow.
+    Header,
+    /// A failure stated in a tool's standard shape.
+    Specific,
+    /// Error words, no standard shape.
+    Weak,
+    /// A summary that follows the real error.
+    Generic,
+}
+
+impl Class {
+    /// How much a person trusts the line as the headline: 2 states the failure, 1 holds
+    /// error words, 0 only says something failed.
+    fn strength(self) -> Option<usize> {
+        match self {
+            Class::Specific | Class::Header => Some(2),
+            Class::Weak => Some(1),
+            Class::Generic => Some(0),
+            Class::Terminal | Class::StepStart => None,
+        }
+    }
+}
+
+/// What a terminal shows of a message: the text after the last carriage return that
+/// holds something (progress bars and CI fold markers are overwritten).
+fn visible(message: &str) -> &str {
+    message
+        .rsplit('\r')
+        .find(|p| !p.trim().is_empty())
+        .unwrap_or("")
+        .trim_end()
+}
+
+/// The class of a line from its message (prefixes peeled) and level.
+pub fn classify(message: &str, level: Option<Level>) -> Option<Class> {
+    let leveled = matches!(level, Some(l) if l >= Level::Warning);
+    if !leveled && !LITERAL_AC.is_match(message) {
+        return None;
+    }
+    let s = visible(message);
+    let t = s.trim_start();
+    if t.is_empty() || matches!(level, Some(Level::Info | Level::Debug)) {
+        return None;
+    }
+    if TERMINAL_SET.is_match(t) {
+        return Some(Class::Terminal);
+    }
+    if STEP_START_RE.is_match(t) {
+        return Some(Class::StepStart);
+    }
+    if HEADER_RE.is_match(t) {
+        return Some(Class::Header);
+    }
+    if GENERIC_SET.is_match(t) {
+        return Some(Class::Generic);
+    }
+    let benign = BENIGN_RE.is_match(s);
+    if let Some(i) = SPECIFIC_SET.matches(s).iter().next() {
+        let strong = SPECIFIC.get(i).is_some_and(|(_, strong)| *strong);
+        if strong || !benign {
+            return Some(Class::Specific);
+        }
+        return None;
+    }
+    if matches!(level, Some(l) if l.is_error()) && !benign {
+        return Some(Class::Specific);
+    }
+    (ERRORISH_RE.is_match(s) && !benign).then_some(Class::Weak)
+}
+
+/// What the tracker needs of every line: whether it is blank, whether it is indented.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineShape {
+    pub blank: bool,
+    pub indented: bool,
+    /// A continuation a stack or a compiler prints under an error (`at …`, `|`, `^`, `-->`).
+    pub continuation: bool,
+}
+
+impl LineShape {
+    /// Read from the raw line (ANSI codes and a carriage return's overwritten text count
+    /// as nothing: the line is then looked at past them).
+    pub fn of(bytes: &[u8]) -> LineShape {
+        let start = bytes.iter().rposition(|&b| b == b'\r').map_or(0, |i| i + 1);
+        let mut rest = bytes.get(start..).unwrap_or_default();
+        if rest.iter().all(u8::is_ascii_whitespace) && start > 0 {
+            rest = bytes;
+        }
+        let rest = skip_escapes(rest);
+        let blank = rest.iter().all(u8::is_ascii_whitespace);
+        let indented = !blank && matches!(rest.first(), Some(b' ' | b'\t'));
+        let t = rest.trim_ascii_start();
+        let continuation = !blank
+            && (t.starts_with(b"at ")
+                || t.starts_with(b"|")
+                || t.starts_with(b"^")
+                || t.starts_with(b"~")
+                || t.starts_with(b"-->"));
+        LineShape {
+            blank,
+            indented,
+            continuation,
+        }
+    }
+}
+
+/// The bytes after the escape sequences a line starts with.
+fn skip_escapes(mut b: &[u8]) -> &[u8] {
+    while let [0x1b, b'[', rest @ ..] = b {
+        let end = rest.iter().position(|c| (0x40..=0x7e).contains(c));
+        b = end.map_or(&[][..], |e| &rest[e + 1..]);
+    }
+    b
+}
+
+/// Candidate lines further apart than this start a new cluster.
+const GAP: usize = 6;
+/// Lines a block spans at most from its headline.
+const MAX_BLOCK: usize = 60;
+
+/// One cluster being followed: the first of a strength in the current step.
+#[derive(Debug, Clone, Default)]
+struct Track {
+    /// The headline: the first line of the strength in its cluster (the last of identical
+    /// ones: a retried failure is read at its last try).
+    head: usize,
+    head_hash: u64,
+    /// Waiting for the line after a header.
+    after_header: bool,
+    /// The last candidate line of the cluster.
+    last_candidate: usize,
+    /// The block's last line so far.
+    end: usize,
+    /// A blank line was seen after the cluster (the paragraph may go on only indented).
+    blank_after: bool,
+    /// The block is complete.
+    done: bool,
+    /// The block's lines (number, text clipped), from its headline.
+    lines: Vec<(usize, String)>,
+}
+
+/// The failing block of one input, as the tracker found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    /// 1-based physical lines, inclusive.
+    pub start: usize,
+    pub end: usize,
+    /// The line that ended the failing step, when a CI runner printed one.
+    pub terminal: Option<usize>,
+    /// The line the failing step started at (1 when the log shows no step).
+    pub step_start: usize,
+    /// The block's lines as the log shows them (escape sequences removed, each clipped to
+    /// [`MAX_LINE_BYTES`]), at most [`MAX_BLOCK`] of them.
+    pub lines: Vec<(usize, String)>,
+}
+
+/// Bytes of a block line kept for the report.
+pub const MAX_LINE_BYTES: usize = 400;
+
+/// A line's text as a terminal shows it, clipped.
+fn shown(bytes: &[u8]) -> String {
+    let clipped = bytes
+        .get(..MAX_LINE_BYTES.min(bytes.len()))
+        .unwrap_or_default();
+    let t = crate::engine::ingest::clean_text(clipped);
+    visible(&t).to_string()
+}
+
+/// The streaming tracker (see the module docs).
+#[derive(Debug, Default)]
+pub struct Steps {
+    step_start: usize,
+    terminal: Option<usize>,
+    /// One track per strength (generic, weak, specific).
+    tracks: [Option<Track>; 3],
+    terminal_text: Option<String>,
+}
+
+impl Steps {
+    pub fn new() -> Self {
+        Steps {
+            step_start: 1,
+            ..Steps::default()
+        }
+    }
+
+    /// Whether the failing step has ended: nothing more is looked at.
+    pub fn frozen(&self) -> bool {
+        self.terminal.is_some()
+    }
+
+    /// A line the pipeline skipped (no class); `raw` is the line as read.
+    pub fn quiet(&mut self, line: usize, shape: LineShape, raw: &[u8]) {
+        if !self.frozen() {
+            self.advance(line, shape, None, 0, raw);
+        }
+    }
+
+    /// A line read in full, with its message and level; `raw` is the line as read.
+    pub fn line(
+        &mut self,
+        line: usize,
+        shape: LineShape,
+        message: &str,
+        level: Option<Level>,
+        raw: &[u8],
+    ) {
+        if self.frozen() {
+            return;
+        }
+        let class = classify(message, level);
+        let hash = match class {
+            Some(c) if c.strength().is_some() => {
+                fnv1a(FNV_OFFSET, visible(message).trim().as_bytes())
+            }
+            _ => 0,
+        };
+        self.advance(line, shape, class, hash, raw);
+    }
+
+    fn advance(
+        &mut self,
+        line: usize,
+        shape: LineShape,
+        class: Option<Class>,
+        hash: u64,
+        raw: &[u8],
+    ) {
+        match class {
+            Some(Class::Terminal) => {
+                self.terminal = Some(line);
+                self.terminal_text = Some(shown(raw));
+                return;
+            }
+            Some(Class::StepStart) => {
+                self.step_start = line;
+                self.tracks = Default::default();
+                return;
+            }
+            _ => {}
+        }
+        let strength = class.and_then(Class::strength);
+        for (i, slot) in self.tracks.iter_mut().enumerate() {
+            match slot {
+                Some(t) if !t.done => t.step(line, shape, class, hash, raw),
+                None if strength == Some(i) => {
+                    *slot = Some(Track::open(line, class, hash, raw));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The failing block: the first cluster of the strongest kind in the failing step
+    /// (the step a CI runner said failed, or the log's last step), else the line that
+    /// ended the step.
+    pub fn block(&self) -> Option<Block> {
+        let make = |start: usize, end: usize, lines: Vec<(usize, String)>| Block {
+            start,
+            end: end.max(start),
+            terminal: self.terminal,
+            step_start: self.step_start,
+            lines,
+        };
+        if let Some(t) = self.tracks.iter().rev().flatten().next() {
+            let lines = t
+                .lines
+                .iter()
+                .filter(|(l, _)| (t.head..=t.end).contains(l))
+                .cloned()
+                .collect();
+            return Some(make(t.head, t.end, lines));
+        }
+        self.terminal.map(|l| {
+            make(
+                l,
+                l,
+                self.terminal_text.iter().map(|t| (l, t.clone())).collect(),
+            )
+        })
+    }
+}
+
+impl Track {
+    fn open(line: usize, class: Option<Class>, hash: u64, raw: &[u8]) -> Track {
+        Track {
+            lines: vec![(line, shown(raw))],
+            head: line,
+            head_hash: hash,
+            after_header: class == Some(Class::Header),
+            last_candidate: line,
+            end: line,
+            blank_after: false,
+            done: false,
+        }
+    }
+
+    fn step(&mut self, line: usize, shape: LineShape, class: Option<Class>, hash: u64, raw: &[u8]) {
+        if line <= self.head + MAX_BLOCK {
+            self.lines.push((line, shown(raw)));
+        }
+        if self.after_header {
+            if shape.blank {
+                return;
+            }
+            self.after_header = false;
+            self.lines.retain(|(l, _)| *l >= line);
+            self.head = line;
+            self.head_hash = hash;
+            self.end = line;
+            self.last_candidate = self.last_candidate.max(line);
+            return;
+        }
+        if line > self.head + MAX_BLOCK {
+            self.done = true;
+            return;
+        }
+        let candidate = class.and_then(Class::strength).is_some();
+        if candidate && line - self.last_candidate <= GAP {
+            // a retry: the same line again in the cluster is read at its last try
+            if hash == self.head_hash && hash != 0 {
+                self.head = line;
+                self.lines.retain(|(l, _)| *l >= line);
+            }
+            self.last_candidate = line;
+            self.end = line;
+            self.blank_after = false;
+            return;
+        }
+        if class == Some(Class::Generic) {
+            self.done = true;
+            return;
+        }
+        if shape.blank {
+            self.blank_after = true;
+            return;
+        }
+        if self.blank_after && !shape.indented {
+            self.done = true;
+            return;
+        }
+        self.end = line;
+        self.blank_after = false;
+    }
+}
+
+#[cfg(test)]
+mod tests;

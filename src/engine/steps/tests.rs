@@ -1,0 +1,105 @@
+//! The step tracker on short constructed logs (each line below is written for the test,
+//! in the format the named tool prints).
+
+use super::*;
+
+fn block(log: &str) -> Option<(usize, usize)> {
+    let mut s = Steps::new();
+    for (i, l) in log.lines().enumerate() {
+        let shape = LineShape::of(l.as_bytes());
+        s.line(i + 1, shape, l, None, l.as_bytes());
+    }
+    s.block().map(|b| (b.start, b.end))
+}
+
+#[test]
+fn classes() {
+    assert_eq!(
+        classify(r#"The command "npm test" exited with 1."#, None),
+        Some(Class::Terminal)
+    );
+    assert_eq!(
+        classify("Process completed with exit code 2.", Some(Level::Error)),
+        Some(Class::Terminal)
+    );
+    assert_eq!(classify("$ make test", None), Some(Class::StepStart));
+    assert_eq!(
+        classify("make: *** [all] Error 2", None),
+        Some(Class::Generic)
+    );
+    assert_eq!(
+        classify("npm ERR! code ELIFECYCLE", None),
+        Some(Class::Generic)
+    );
+    assert_eq!(
+        classify("src/a.c:3:5: error: expected ';'", None),
+        Some(Class::Specific)
+    );
+    assert_eq!(classify("rake aborted!", None), Some(Class::Header));
+    // zero counts, passing tests and informational lines are no failures
+    assert_eq!(classify("Tests: 12 passed, 0 failures", None), None);
+    assert_eq!(classify("test_error_handling PASSED", None), None);
+    assert_eq!(
+        classify("error handling configured", Some(Level::Info)),
+        None
+    );
+    // a line with none of the literals is never classified (the fast path skips it)
+    assert_eq!(classify("all good here", None), None);
+}
+
+#[test]
+fn first_cluster_of_the_strongest_kind_in_the_failing_step() {
+    let log = "\
+$ ./configure
+checking for gcc... could not find it, using cc
+$ make
+cc -c a.c
+a.c:3:5: error: expected ';' before '}' token
+    3 |   return 0
+      |           ^
+make: *** [a.o] Error 1
+The command \"make\" exited with 2.
+$ echo done
+error: after the end
+";
+    assert_eq!(block(log), Some((5, 8)));
+}
+
+#[test]
+fn a_header_announces_the_block_after_it() {
+    let log = "\
+$ rake
+rake aborted!
+No Rakefile found (looking for: rakefile, Rakefile)
+/usr/bin/ruby_executable_hooks:15:in `eval'
+
+The command \"rake\" exited with 1.
+";
+    assert_eq!(block(log), Some((3, 4)));
+}
+
+#[test]
+fn a_retried_failure_is_read_at_its_last_try() {
+    let log = "\
+$ git fetch
+fatal: couldn't find remote ref refs/tags/x
+Waiting 10 seconds before trying again
+fatal: couldn't find remote ref refs/tags/x
+The command \"git fetch\" exited with 128.
+";
+    assert_eq!(block(log).map(|b| b.0), Some(4));
+}
+
+#[test]
+fn without_an_error_line_the_terminal_line_is_the_block() {
+    let log = "$ ./run.sh\nrunning\nThe command \"./run.sh\" exited with 1.\n";
+    assert_eq!(block(log), Some((3, 3)));
+}
+
+#[test]
+fn shapes_read_past_escapes_and_carriage_returns() {
+    assert!(LineShape::of(b"   ").blank);
+    assert!(LineShape::of(b"\x1b[0m  at foo (a.js:1:2)").indented);
+    assert!(LineShape::of(b"  at foo (a.js:1:2)").continuation);
+    assert!(!LineShape::of(b"travis_time:start:1\r$ make").blank);
+}
