@@ -15,6 +15,7 @@ mod knowledge {
     pub mod failure_kind;
     pub mod files;
     pub mod frozen;
+    pub mod links;
     pub mod rules;
     pub mod signature;
     pub mod sources;

@@ -275,15 +275,20 @@ fn primary_block(x: &Extraction, causes: &[Cause]) -> Option<Primary> {
         .iter()
         .find(|f| f.attempt == last_attempt && f.first_in_attempt)
         .or_else(|| x.failures.first())?;
+    Some(failure_block(f))
+}
+
+/// A failure's block from its headline line to its end.
+fn failure_block(f: &Failure) -> Primary {
     let start = headline_line(f);
     let end = f.last_line().max(start);
-    Some(Primary {
+    Primary {
         start,
         end,
         failure: Some(f.id),
         from: PrimaryFrom::Failure,
         lines: lines_of(Some(f), start, end),
-    })
+    }
 }
 
 /// The diagnosis of one input.
@@ -398,7 +403,7 @@ impl Diagnosis {
         opts: BuildOptions,
         facts: crate::env::Facts,
     ) -> Diagnosis {
-        rank::order(lib, &mut ranked);
+        rank::order(lib, &x, &mut ranked);
         let cx = Assembly {
             lib,
             x: &x,

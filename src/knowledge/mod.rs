@@ -10,6 +10,7 @@
 //! - [`vars`]: the `{{env.…}}` variables templates may use;
 //! - [`embedded`], [`frozen`]: the embedded library, as text and compiled at build time;
 //! - [`failure_kind`]: the failure shapes a signature's `kind:` names;
+//! - [`links`]: which categories of failure can explain which (the causal order of causes);
 //! - [`version`]: package names and versions (PEP 503 / PEP 440);
 //! - [`text`]: text shown to a person (escaping, clipping);
 //! - [`files`]: files read (regular files only, bounded) and written (atomically).
@@ -19,6 +20,7 @@ pub mod embedded;
 pub mod failure_kind;
 pub mod files;
 pub mod frozen;
+pub mod links;
 pub mod rules;
 pub mod signature;
 pub mod sources;

@@ -517,6 +517,12 @@ fn no_cause(out: &mut String, d: &Diagnosis, st: Style) {
             let _ = writeln!(out, "  {}", clip(&escape_control(u), st.budget(2)));
         }
     }
+    let failure = p
+        .failure
+        .and_then(|id| d.failures.iter().find(|f| f.id == id));
+    if let Some(site) = failure.and_then(|f| f.crash_site.as_ref()) {
+        let _ = writeln!(out, "  crash site {}", escape_control(&site.short()));
+    }
     let _ = writeln!(
         out,
         "To teach crashdoc this failure: crashdoc sig new --from <log> (see CONTRIBUTING.md)."

@@ -132,7 +132,7 @@ fn no_cause_exits_1_and_shows_the_final_exception() {
         .expect("run");
     let text = String::from_utf8_lossy(&out.stdout);
     if out.status.code() == Some(1) {
-        assert!(text.contains("No known cause found"), "{text}");
+        assert!(text.contains("No known cause. The failure, line"), "{text}");
         assert!(text.contains("UnboundLocalError"), "{text}");
     } else {
         assert!(
@@ -213,4 +213,60 @@ fn a_closed_stdout_ends_quietly_with_0() {
         assert_eq!(o.status.code(), Some(0), "{args:?}");
         assert_eq!(String::from_utf8_lossy(&o.stderr), "", "{args:?}");
     }
+}
+
+/// Diagnoses constructed text given on standard input, as JSON.
+fn json_of_stdin(text: &str) -> serde_json::Value {
+    let out = crashdoc()
+        .args(["--format", "json"])
+        .write_stdin(text.as_bytes().to_vec())
+        .output()
+        .expect("run");
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+#[test]
+fn a_signal_never_outranks_the_failure_printed_before_it() {
+    // Constructed (the shape of a C++ abort in a PyTorch process): the CUDA error is
+    // printed, then the process aborts. Both match signatures with the same score; the
+    // abort follows from the error, so the error is the top cause and the primary block.
+    let log = "terminate called after throwing an instance of 'c10::Error'\n  what():  CUDA error: an illegal memory access was encountered\nAborted (core dumped)\n";
+    let d = json_of_stdin(log);
+    let causes = d["causes"].as_array().expect("causes");
+    assert!(causes.len() >= 2, "{d}");
+    assert_eq!(causes[0]["evidence"][0]["line"], 2, "{d}");
+    assert_eq!(d["primary"]["start"], 2, "{d}");
+}
+
+#[test]
+fn the_primary_block_of_a_ci_log_is_the_failing_steps_error() {
+    // Constructed, in Travis CI's format: an error in an earlier, passing step, then the
+    // failing step's compiler error, make's summary and the runner's verdict.
+    let log = "\
+$ ./install.sh
+warning: could not find optional tool, continuing
+The command \"./install.sh\" exited with 0.
+$ make
+cc -c src/a.c
+src/a.c:3:5: error: expected ';' before '}' token
+    3 |   return 0
+      |           ^
+make: *** [a.o] Error 1
+The command \"make\" exited with 2.
+";
+    let d = json_of_stdin(log);
+    assert_eq!(d["causes"].as_array().map(Vec::len), Some(0), "{d}");
+    assert_eq!(d["primary"]["start"], 6, "{d}");
+    assert_eq!(d["primary"]["end"], 9, "{d}");
+    assert_eq!(d["primary"]["from"], "structure", "{d}");
+    let text = crashdoc()
+        .write_stdin(log.as_bytes().to_vec())
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("No known cause. The failure, lines 6\u{2013}9:"),
+        "{text}"
+    );
+    assert!(text.contains("error: expected ';'"), "{text}");
 }

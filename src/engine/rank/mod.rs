@@ -28,7 +28,7 @@ use crate::engine::extract::{Extraction, Failure, FailureId};
 use crate::engine::matcher::{Matches, Place};
 use crate::knowledge::signature::model::ConfidenceCap;
 use crate::knowledge::signature::table::Layer;
-use crate::knowledge::signature::{Library, Severity, SigIndex, Signature};
+use crate::knowledge::signature::{Category, Library, Severity, SigIndex, Signature};
 
 /// How sure a cause is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -557,7 +557,7 @@ fn fold_consequences(lib: &Library, x: &Extraction, ranked: &mut [Ranked]) {
 /// Deterministic order: failures (fatal or error) before warnings — a warning repeated
 /// ten thousand times still explains less than the one error that stopped the run —,
 /// then score, first line and id.
-pub fn order(lib: &Library, ranked: &mut [Ranked]) {
+pub fn order(lib: &Library, x: &Extraction, ranked: &mut [Ranked]) {
     let warning = |r: &Ranked| lib.signatures[r.signature].severity == Severity::Warning;
     ranked.sort_by(|a, b| {
         warning(a)
@@ -574,6 +574,73 @@ pub fn order(lib: &Library, ranked: &mut [Ranked]) {
                     .cmp(&lib.signatures[b.signature].id),
             )
     });
+    causal(lib, x, ranked);
+}
+
+/// Whether every failure a cause rests on only follows from another: a signal, an abort
+/// or exit status, a systemd exit, a launcher's summary, a "see root cause above"
+/// wrapper (the failure's consequence shape or the extraction's consequence link).
+fn consequence_like(x: &Extraction, r: &Ranked) -> bool {
+    use crate::engine::extract::FailureKind;
+    !r.failures.is_empty()
+        && r.failures.iter().all(|id| {
+            x.failures.iter().find(|f| f.id == *id).is_some_and(|f| {
+                matches!(f.kind, FailureKind::Signal | FailureKind::Systemd)
+                    || f.consequence_shape
+                    || f.consequence_of.is_some()
+            })
+        })
+}
+
+/// The crash attempt a cause's first line lies in.
+fn attempt_of(x: &Extraction, r: &Ranked) -> usize {
+    x.attempts
+        .iter()
+        .find(|a| a.first_line <= r.first_line && r.first_line <= a.last_line)
+        .map_or(1, |a| a.index)
+}
+
+/// Whether `root` explains `effect`: both of one crash attempt, `root` printed first,
+/// and `effect` either only follows from another failure (while `root` does not) or of a
+/// category the link table says `root`'s can cause ([`crate::knowledge::links`]).
+fn explains(lib: &Library, x: &Extraction, root: &Ranked, effect: &Ranked) -> bool {
+    let (rs, es) = (
+        &lib.signatures[root.signature],
+        &lib.signatures[effect.signature],
+    );
+    if rs.severity == Severity::Benign
+        || root.failures.is_empty()
+        || root.first_line >= effect.first_line
+        || attempt_of(x, root) != attempt_of(x, effect)
+    {
+        return false;
+    }
+    // a warning is never the failure a consequence follows from; it may explain one
+    // through the link table
+    (consequence_like(x, effect) && !consequence_like(x, root) && rs.severity != Severity::Warning)
+        || (crate::knowledge::links::explains(rs.category, es.category)
+            && !(rs.severity == Severity::Warning && es.category == Category::Other))
+}
+
+/// Root before consequence: a cause moves before the first cause it explains
+/// ([`explains`]), the earliest root first. Bounded: each move puts an earlier-printed
+/// cause before a later one, so no pair swaps back.
+fn causal(lib: &Library, x: &Extraction, ranked: &mut [Ranked]) {
+    let n = ranked.len();
+    let mut i = 0;
+    let mut moves = 0;
+    while i < n && moves < n * n {
+        let root = (i + 1..n)
+            .filter(|&j| explains(lib, x, &ranked[j], &ranked[i]))
+            .min_by_key(|&j| ranked[j].first_line);
+        match root {
+            Some(j) => {
+                ranked[i..=j].rotate_right(1);
+                moves += 1;
+            }
+            None => i += 1,
+        }
+    }
 }
 
 #[cfg(test)]
