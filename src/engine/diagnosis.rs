@@ -252,12 +252,19 @@ fn primary_block(x: &Extraction, causes: &[Cause]) -> Option<Primary> {
                 .max()
                 .unwrap_or(line),
         );
+        let mut lines = lines_of(f, line, end);
+        for e in c.evidence.iter().filter(|e| (line..=end).contains(&e.line)) {
+            if !lines.iter().any(|(n, _)| *n == e.line) {
+                lines.push((e.line, e.text.clone()));
+            }
+        }
+        lines.sort_by_key(|(n, _)| *n);
         return Some(Primary {
             start: line,
             end,
             failure: f.map(|f| f.id),
             from: PrimaryFrom::Cause,
-            lines: lines_of(f, line, end),
+            lines,
         });
     }
     if let Some(b) = step {

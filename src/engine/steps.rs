@@ -145,9 +145,19 @@ re!(ERRORISH_RE, ERRORISH);
 /// line, a flag or an identifier that holds the word, a command being echoed.
 const BENIGN: &str = r"(?ix)
  \b0\ (?:failures?|errors?|failed)\b|\b(?:failures?|errors?|failed):?\ 0\b|\bno\ (?:errors?|failures?)\b|\bpassed\b|\bok\b\s*$|\bPASS\b|\u{2713}|\u{2714}
- |^\s*(?:INFO|DEBUG)\b|\[INFO\]|\bwarn(?:ing)?\b|-Werror|-Wno-|-Wall|-fno-|--error|error_?reporting|errors?\.(?:js|py|rb|go|h|c|ts)\b|_error|error_|Error\.php|ErrorHandler
+ |^\s*(?:INFO|DEBUG)\b|\[INFO\]|-Werror|-Wno-|-Wall|-fno-|--error|error_?reporting|errors?\.(?:js|py|rb|go|h|c|ts)\b|_error|error_|Error\.php|ErrorHandler
  |^\s*(?:\+\ |\$\ )|^\s*(?:Compiling|Downloading|Installing|Collecting|Requirement|Building|Running|Fetching|Using)\b|\bskipp?ed\b|allow_failures|fast_finish|on_failure|--fail-fast|failfast";
 re!(BENIGN_RE, BENIGN);
+
+// A warning: never the failing block's headline (it may still be a failure of its own).
+re!(WARN_RE, r"(?i)\bwarn(?:ing)?\b");
+
+/// Whether a line's error words are no error: a zero count ("0 failures", "errors: 0"),
+/// a passing test, an informational line, a flag or an identifier holding the word, an
+/// echoed command, a progress line of a build or install tool.
+pub fn benign(message: &str) -> bool {
+    BENIGN_RE.is_match(visible(message))
+}
 
 /// Literals one of which every class but [`Class::Specific`] by level needs in a line's
 /// message (case-insensitive): the pipeline reads a line with one of them in full.
@@ -270,7 +280,7 @@ pub fn classify(message: &str, level: Option<Level>) -> Option<Class> {
     if GENERIC_SET.is_match(t) {
         return Some(Class::Generic);
     }
-    let benign = BENIGN_RE.is_match(s);
+    let benign = BENIGN_RE.is_match(s) || WARN_RE.is_match(s);
     if let Some(i) = SPECIFIC_SET.matches(s).iter().next() {
         let strong = SPECIFIC.get(i).is_some_and(|(_, strong)| *strong);
         if strong || !benign {
