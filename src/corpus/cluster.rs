@@ -181,20 +181,26 @@ static MASKS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
     ]
 });
 
+static SIZE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\b[0-9]+(?:\.[0-9]+)? ?(?:[KMGTPE]i?B|[KMGTPE]iB|bytes?|B)\b"));
 static HEXISH: LazyLock<Regex> = LazyLock::new(|| re(r"\b[0-9a-fA-F]{7,}\b"));
 static NUMBER: LazyLock<Regex> = LazyLock::new(|| re(r"[0-9]+(?:[.,:_-][0-9]+)*"));
 static SPACES: LazyLock<Regex> = LazyLock::new(|| re(r"\s+"));
 
 /// A message with its volatile parts masked: `<q>` for a quoted name, `<url>`, `<path>`,
-/// `<id>` for a UUID, `<hex>` for an address or a hash, `<n>` for a number, a version
-/// or a time; runs of blanks become one space; at most [`MAX_SHAPE_CHARS`] characters.
+/// `<id>` for a UUID, `<hex>` for an address or a hash, `<size>` for an amount of
+/// memory, `<n>` for a number, a version or a time; runs of blanks become one space.
+/// A long message is cut after its first sentence (the details that follow vary
+/// between versions of one program: PyTorch's OOM message), and at most
+/// [`MAX_SHAPE_CHARS`] characters are kept.
 pub fn mask(message: &str) -> String {
-    let mut s = message.to_string();
+    let mut s = first_sentence(message).to_string();
     for (r, with) in MASKS.iter() {
         if r.is_match(&s) {
             s = r.replace_all(&s, *with).into_owned();
         }
     }
+    s = SIZE.replace_all(&s, "<size>").into_owned();
     s = HEXISH
         .replace_all(&s, |c: &regex::Captures<'_>| {
             let t = &c[0];
@@ -211,6 +217,21 @@ pub fn mask(message: &str) -> String {
     s = NUMBER.replace_all(&s, "<n>").into_owned();
     let s = SPACES.replace_all(s.trim(), " ");
     s.chars().take(MAX_SHAPE_CHARS).collect()
+}
+
+/// Characters before which a sentence end does not cut a message.
+const MIN_SENTENCE_CHARS: usize = 24;
+
+/// The message up to the end of its first sentence (`. ` and a capital letter) when that
+/// is at least [`MIN_SENTENCE_CHARS`] characters in.
+fn first_sentence(message: &str) -> &str {
+    let b = message.as_bytes();
+    for (i, w) in b.windows(3).enumerate() {
+        if i >= MIN_SENTENCE_CHARS && w[0] == b'.' && w[1] == b' ' && w[2].is_ascii_uppercase() {
+            return &message[..=i];
+        }
+    }
+    message
 }
 
 /// Words by which a line states that something failed (on the masked text, so a quoted
@@ -284,21 +305,24 @@ fn counted(f: &Failure, shape: &str, opts: &Options) -> bool {
     }
 }
 
+/// A member's example: the failure's last lines (at most [`MAX_EXAMPLE_LINES`] and
+/// [`MAX_EXAMPLE_CHARS`]), where a traceback's innermost frames and its exception line
+/// are, the part a signature matches.
 fn example_of(f: &Failure) -> String {
-    let mut text = String::new();
-    for l in f.lines.iter().take(MAX_EXAMPLE_LINES) {
-        if text.len() + l.text.len() > MAX_EXAMPLE_CHARS {
+    let mut kept: Vec<&str> = Vec::new();
+    let mut chars = 0;
+    for l in f.lines.iter().rev().take(MAX_EXAMPLE_LINES) {
+        if chars + l.text.len() > MAX_EXAMPLE_CHARS && !kept.is_empty() {
             break;
         }
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        text.push_str(&l.text);
+        chars += l.text.len() + 1;
+        kept.push(&l.text);
     }
-    if text.is_empty() {
-        text = f.headline.chars().take(MAX_EXAMPLE_CHARS).collect();
+    if kept.is_empty() {
+        return f.headline.chars().take(MAX_EXAMPLE_CHARS).collect();
     }
-    text
+    kept.reverse();
+    kept.join("\n")
 }
 
 /// The shape and member of one failure.
@@ -315,7 +339,12 @@ fn found_of(f: &Failure, seq: u64, log: &str, opts: &Options) -> Option<Found> {
     let package = primary.and_then(|e| e.frames.iter().rev().find_map(|fr| package_of(&fr.file)));
     Some(Found {
         key: Key {
-            kind: f.kind,
+            // a traceback and a lone exception line of one exception are one shape
+            kind: if primary.is_some() {
+                FailureKind::Exception
+            } else {
+                f.kind
+            },
             exception: primary.map(|e| e.exception_type.clone()),
             shape,
             package,
@@ -325,7 +354,9 @@ fn found_of(f: &Failure, seq: u64, log: &str, opts: &Options) -> Option<Found> {
             log: log.to_string(),
             line: f.first_line(),
             text: example_of(f),
-            message: message.chars().take(300).collect(),
+            // the part the shape was masked from: a draft's regex generalized from it
+            // finds every member (a regex is found unanchored in the message)
+            message: first_sentence(message).chars().take(300).collect(),
         },
         occurrences: f.count.max(1),
         chained: !f.chain.is_empty(),
@@ -874,4 +905,75 @@ pub fn text(c: &Clustering, heading: &str, shown: &[Shown<'_>]) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn volatile_parts_are_masked() {
+        // ../shared/peer is not copied: these are CONSTRUCTED in the shapes of common lines
+        assert_eq!(
+            mask("curl: (22) The requested URL returned error: 404 Not Found"),
+            "curl: (<n>) The requested URL returned error: <n> Not Found"
+        );
+        assert_eq!(
+            mask("OSError: cannot open '/data/m/config.json' at https://hf.co/x/y 0x7f3a 3fa85f64-5717-4562-b3fc-2c963f66afa6"),
+            "OSError: cannot open <q> at <url> <hex> <id>"
+        );
+        assert_eq!(
+            mask("failed at /usr/lib/python3.10/x.py line 12, commit 1d9aca41ff"),
+            "failed at <path> line <n>, commit <hex>"
+        );
+        assert_eq!(
+            mask("CUDA out of memory. Tried to allocate 896.00 MiB. GPU 0 has 1.2 GiB free"),
+            "CUDA out of memory. Tried to allocate <size>."
+        );
+        assert_eq!(
+            mask("travis_time:end:0a1b:start=1,finish=2 The command \"make\" exited with 2."),
+            "The command <q> exited with <n>."
+        );
+    }
+
+    #[test]
+    fn a_mention_of_an_error_is_no_failure() {
+        for yes in [
+            "error: linker `cc` not found",
+            "npm ERR! Test failed.",
+            "make: *** [test] Error <n>",
+            "rake aborted!",
+            "E: Unable to locate package <q>",
+            "curl: (<n>) The requested URL returned error: <n> Not Found",
+            "CMake Error at <path> (message):",
+        ] {
+            assert!(is_failure_statement(yes), "{yes}");
+        }
+        for no in [
+            "Allow some information gathering to give useful error messages",
+            "Authentication timestamp timeout: <n> minutes",
+            "Compilation: gcc -c -Werror=format-security",
+            "+ export ERROR_LOG=<q>",
+            "$ echo failed",
+            "info <q> is an optional dependency and failed compatibility check.",
+            "-- Looking for pthread_create - not found",
+            "W: Some index files failed to download.",
+        ] {
+            assert!(!is_failure_statement(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn the_package_of_a_library_frame() {
+        assert_eq!(
+            package_of("/opt/venv/lib/python3.11/site-packages/torch/nn/modules/module.py")
+                .as_deref(),
+            Some("torch")
+        );
+        assert_eq!(
+            package_of("/usr/lib/python3/dist-packages/six.py").as_deref(),
+            Some("six")
+        );
+        assert_eq!(package_of("/home/u/app/train.py"), None);
+    }
 }
