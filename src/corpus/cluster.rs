@@ -554,6 +554,17 @@ pub fn is_archive(p: &Path) -> bool {
     n.ends_with(".tar") || n.ends_with(".tar.gz") || n.ends_with(".tgz")
 }
 
+/// Whether a path names a zip archive (by its name, or its first bytes): refused with
+/// a message rather than read as text.
+fn is_zip(p: &Path) -> bool {
+    let named = p.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip"));
+    let mut head = [0u8; 4];
+    let magic = std::fs::File::open(p)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| head == *b"PK\x03\x04");
+    named || magic
+}
+
 fn run_job(engine: &mut Engine<'_>, lib: &Library, job: Job, opts: &Options) -> LogResult {
     let reader = match job.body {
         Body::File(p) => LineReader::open(&Source::Path(p)),
@@ -613,6 +624,14 @@ fn produce(
     let mut own = Table::default();
     let mut seq = 0u64;
     for p in paths {
+        if is_zip(p) {
+            let shown = escape(&p.display().to_string());
+            own.errors.push((
+                seq,
+                format!("{shown}: a zip archive, which is not read (tar archives are): extract it first, e.g. `unzip -d logs {shown}`"),
+            ));
+            continue;
+        }
         if is_archive(p) {
             own = read_archive(compiled, p, &mut seq, tx, opts, progress, own);
             continue;

@@ -169,4 +169,16 @@ fn a_tar_archive_clusters_as_its_files_do_and_a_missing_input_is_an_error() {
     assert_eq!(shape(&files), shape(&archived));
     let (rc, v) = cluster(&lib, &[log(PORT[0]), "no/such/log.txt".to_string()]);
     assert_eq!(rc, 2, "{v:#}");
+    // a zip archive is refused with a message, not read as a log
+    let zip = dir.path().join("logs.zip");
+    std::fs::write(&zip, b"PK\x03\x04 not a log").expect("write");
+    let (rc, v) = cluster(&lib, &[zip.display().to_string()]);
+    assert_eq!(rc, 2, "{v:#}");
+    assert_eq!(v["logs"], 0);
+    assert!(
+        v["errors"][0]
+            .as_str()
+            .is_some_and(|e| e.contains("zip archive")),
+        "{v:#}"
+    );
 }
