@@ -13,6 +13,7 @@
 
 pub mod add;
 pub mod baseline;
+pub mod cluster;
 pub mod diff;
 pub mod invariance;
 pub mod junit;
@@ -36,6 +37,10 @@ use crate::engine::rank::Confidence;
 #[serde(deny_unknown_fields)]
 pub struct Expected {
     pub source: String,
+    /// How the log was read from its source: `read_file` or `search` (the search tool's
+    /// look-up verbs; a fetched snapshot is for reading only, never committed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     #[serde(default)]
     pub project: Option<String>,
     /// A taxonomy category, or `none` for a log without failure.

@@ -26,6 +26,9 @@ pub enum CorpusCommand {
     Run(RunArgs),
     /// File a new incident from a log (the expectation proposed from the diagnosis).
     Add(AddArgs),
+    /// Group the failures nothing in the library explains, over an archive of logs, by
+    /// shape; rank them by how many logs they occur in, each with a `sig new` draft.
+    Cluster(super::corpus_cluster::ClusterArgs),
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -90,6 +93,7 @@ pub fn run(c: CorpusCommand) -> anyhow::Result<ExitCode> {
     match c {
         CorpusCommand::Run(a) => run_run(&a),
         CorpusCommand::Add(a) => run_add(&a),
+        CorpusCommand::Cluster(a) => super::corpus_cluster::run(&a),
     }
 }
 

@@ -12,6 +12,7 @@ mod bench;
 pub mod config;
 pub mod contrib;
 pub mod corpus;
+pub mod corpus_cluster;
 mod diagnose;
 mod follow;
 pub mod inputs;

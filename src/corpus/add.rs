@@ -80,6 +80,7 @@ pub fn propose(d: &Diagnosis, source: &str, category: Option<&str>) -> Expected 
     let agree = top.filter(|c| c.category.as_str() == category);
     Expected {
         source: source.to_string(),
+        via: None,
         project: None,
         category,
         signature: agree.map(|c| c.signature.clone()),
@@ -188,6 +189,7 @@ mod tests {
         assert!(!valid_name(""));
         let e = Expected {
             source: "s".into(),
+            via: None,
             project: None,
             category: "host-oom".into(),
             signature: None,

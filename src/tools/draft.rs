@@ -20,7 +20,7 @@
 //! returned, so that a draft that would not load is an error here and not in the
 //! contributor's editor.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::sync::LazyLock;
 
@@ -495,7 +495,7 @@ fn yaml_block(text: &str, indent: usize) -> String {
     out
 }
 
-fn area_of(cat: Category, f: &Failure) -> &'static str {
+fn area_of(cat: Category, chained: bool) -> &'static str {
     match cat {
         Category::GpuOom
         | Category::GpuUnavailable
@@ -505,7 +505,7 @@ fn area_of(cat: Category, f: &Failure) -> &'static str {
         Category::KvCacheInsufficient | Category::UnsupportedConfig | Category::ModelLoadError => {
             "serving"
         }
-        _ if f.chain.is_empty() => "system",
+        _ if !chained => "system",
         _ => "python",
     }
 }
@@ -631,84 +631,6 @@ fn draft_from(
     f: &Failure,
     opts: &DraftOptions,
 ) -> Result<Draft, DraftError> {
-    let primary = f.primary().filter(|e| !e.exception_type.is_empty());
-    let (exception, message) = match primary {
-        Some(e) => (
-            Some(e.exception_type.as_str()),
-            e.message.lines().next().unwrap_or("").to_string(),
-        ),
-        None => (
-            None,
-            f.headline.lines().next().unwrap_or("").trim().to_string(),
-        ),
-    };
-    let g = generalize(&message);
-    let id = match &opts.id {
-        Some(id) => {
-            if !valid_id(id) {
-                return Err(DraftError::BadId(id.clone()));
-            }
-            if let Some(s) = lib.get(id) {
-                return Err(DraftError::TakenId(id.clone(), s.file.clone()));
-            }
-            id.clone()
-        }
-        None => {
-            let base = suggest_id(exception, &g);
-            let mut id = base.clone();
-            let mut n = 2;
-            while lib.get(&id).is_some() {
-                id = format!("{base}-{n}");
-                n += 1;
-            }
-            id
-        }
-    };
-    let headline = match exception {
-        Some(t) if message.is_empty() => t.to_string(),
-        Some(t) => format!("{t}: {message}"),
-        None => message.clone(),
-    };
-    let (category, hint) = guess_category(&headline);
-    let severity = match f.kind {
-        FailureKind::Warning => "warning",
-        FailureKind::Traceback | FailureKind::Exception | FailureKind::Abort => "fatal",
-        _ => "error",
-    };
-    let title = {
-        let mut t = String::new();
-        if let Some(e) = exception {
-            t.push_str(e);
-            t.push_str(": ");
-        }
-        let mut lit = g.literals.iter();
-        let mut caps = g.captures.iter();
-        // rebuild the message with <name> in place of each volatile part
-        let mut rebuilt = String::new();
-        let mut rest = message.chars().take(MAX_MESSAGE_CHARS).collect::<String>();
-        loop {
-            let nl = lit.clone().next();
-            let nc = caps.clone().next();
-            match (nl, nc) {
-                (Some(l), _) if rest.starts_with(l.as_str()) => {
-                    rebuilt.push_str(l);
-                    rest = rest[l.len()..].to_string();
-                    lit.next();
-                }
-                (_, Some((name, _, sample))) if rest.starts_with(sample.as_str()) => {
-                    let _ = write!(rebuilt, "<{name}>");
-                    rest = rest[sample.len()..].to_string();
-                    caps.next();
-                }
-                _ => break,
-            }
-        }
-        t.push_str(rebuilt.trim());
-        if t.trim().is_empty() {
-            t = headline.clone();
-        }
-        t.chars().take(120).collect::<String>()
-    };
     let source = opts.source.clone().unwrap_or_else(|| log_name.to_string());
     let example: String = f
         .lines
@@ -716,17 +638,194 @@ fn draft_from(
         .map(|l| l.text.as_str())
         .collect::<Vec<_>>()
         .join("\n");
+    let seed = Seed::of(f, vec![(source, example)]);
+    draft_seed(lib, &seed, opts.id.as_deref(), &BTreeSet::new())
+}
 
+/// What a draft is made from: the failure's shape and its real log lines, one or more
+/// (`corpus cluster` drafts one signature from every member of a cluster).
+#[derive(Debug, Clone)]
+pub struct Seed {
+    /// The primary exception's type, when the failure has one.
+    pub exception: Option<String>,
+    /// Its message's first line (or the failure's headline).
+    pub message: String,
+    pub kind: FailureKind,
+    /// The failure has an exception chain (a Python traceback or exception).
+    pub chained: bool,
+    /// The positive examples: (source, the failure's raw log lines), the first is the
+    /// one the regex is generalized from.
+    pub examples: Vec<(String, String)>,
+}
+
+impl Seed {
+    /// The seed of one extracted failure, with the given examples.
+    pub fn of(f: &Failure, examples: Vec<(String, String)>) -> Seed {
+        let primary = f.primary().filter(|e| !e.exception_type.is_empty());
+        let (exception, message) = match primary {
+            Some(e) => (
+                Some(e.exception_type.clone()),
+                e.message.lines().next().unwrap_or("").to_string(),
+            ),
+            None => (
+                None,
+                f.headline.lines().next().unwrap_or("").trim().to_string(),
+            ),
+        };
+        Seed {
+            exception,
+            message,
+            kind: f.kind,
+            chained: !f.chain.is_empty(),
+            examples,
+        }
+    }
+}
+
+/// The draft's id: the one asked for (valid and free), else one suggested from the
+/// text, suffixed until neither the library nor `taken` has it.
+fn draft_id(
+    lib: &Library,
+    asked: Option<&str>,
+    exception: Option<&str>,
+    g: &Generalized,
+    taken: &BTreeSet<String>,
+) -> Result<String, DraftError> {
+    if let Some(id) = asked {
+        if !valid_id(id) {
+            return Err(DraftError::BadId(id.to_string()));
+        }
+        if let Some(s) = lib.get(id) {
+            return Err(DraftError::TakenId(id.to_string(), s.file.clone()));
+        }
+        return Ok(id.to_string());
+    }
+    let base = suggest_id(exception, g);
+    let mut id = base.clone();
+    let mut n = 2;
+    while lib.get(&id).is_some() || taken.contains(&id) {
+        id = format!("{base}-{n}");
+        n += 1;
+    }
+    Ok(id)
+}
+
+/// The message with `<name>` in place of each volatile part.
+fn draft_title(exception: Option<&str>, message: &str, g: &Generalized, headline: &str) -> String {
+    let mut t = String::new();
+    if let Some(e) = exception {
+        t.push_str(e);
+        t.push_str(": ");
+    }
+    let mut lit = g.literals.iter();
+    let mut caps = g.captures.iter();
+    let mut rebuilt = String::new();
+    let mut rest = message.chars().take(MAX_MESSAGE_CHARS).collect::<String>();
+    loop {
+        let nl = lit.clone().next();
+        let nc = caps.clone().next();
+        match (nl, nc) {
+            (Some(l), _) if rest.starts_with(l.as_str()) => {
+                rebuilt.push_str(l);
+                rest = rest[l.len()..].to_string();
+                lit.next();
+            }
+            (_, Some((name, _, sample))) if rest.starts_with(sample.as_str()) => {
+                let _ = write!(rebuilt, "<{name}>");
+                rest = rest[sample.len()..].to_string();
+                caps.next();
+            }
+            _ => break,
+        }
+    }
+    t.push_str(rebuilt.trim());
+    if t.trim().is_empty() {
+        t = headline.to_string();
+    }
+    t.chars().take(120).collect::<String>()
+}
+
+/// Drafts a signature from a seed: the regex generalized from the seed's message, every
+/// example listed as a positive example (and every source as a reference). `id` is the
+/// id asked for; without it one is suggested that neither the library nor `taken` uses.
+pub fn draft_seed(
+    lib: &Library,
+    seed: &Seed,
+    id: Option<&str>,
+    taken: &BTreeSet<String>,
+) -> Result<Draft, DraftError> {
+    let exception = seed.exception.as_deref();
+    let message = seed.message.as_str();
+    let g = generalize(message);
+    let id = draft_id(lib, id, exception, &g, taken)?;
+    let headline = match exception {
+        Some(t) if message.is_empty() => t.to_string(),
+        Some(t) => format!("{t}: {message}"),
+        None => message.to_string(),
+    };
+    let (category, hint) = guess_category(&headline);
+    let severity = match seed.kind {
+        FailureKind::Warning => "warning",
+        FailureKind::Traceback | FailureKind::Exception | FailureKind::Abort => "fatal",
+        _ => "error",
+    };
+    let title = draft_title(exception, message, &g, &headline);
+    let y = draft_yaml(&DraftText {
+        id: &id,
+        title: &title,
+        category,
+        hint,
+        severity,
+        exception,
+        g: &g,
+        headline: &headline,
+        examples: &seed.examples,
+    });
+    // parse it back with the library: a draft that does not load is our bug
+    let name = format!("{id}.yaml");
+    if let Err(e) = compile_files(&[LibraryFile {
+        name: name.clone(),
+        text: y.clone(),
+    }]) {
+        return Err(DraftError::DoesNotLoad(e.to_string()));
+    }
+    Ok(Draft {
+        id,
+        area: area_of(category, seed.chained),
+        yaml: y,
+        generalized: g,
+        headline,
+    })
+}
+
+/// The parts of a draft's YAML.
+struct DraftText<'a> {
+    id: &'a str,
+    title: &'a str,
+    category: Category,
+    hint: Option<&'static str>,
+    severity: &'static str,
+    exception: Option<&'a str>,
+    g: &'a Generalized,
+    headline: &'a str,
+    examples: &'a [(String, String)],
+}
+
+/// Writes a draft's YAML (by hand: single-quoted scalars and literal blocks).
+fn draft_yaml(t: &DraftText<'_>) -> String {
+    let (id, g) = (t.id, t.g);
+    let first = t.examples.first().map_or("", |(s, _)| s.as_str());
     let mut y = String::new();
     let _ = writeln!(y, "# yaml-language-server: $schema=../schema.json");
     let _ = writeln!(
         y,
         "# Drafted by `crashdoc sig new` from {}; edit the title, explain and remediation, then run `crashdoc sig lint` and `crashdoc sig test`.",
-        crate::knowledge::text::escape_control(&source)
+        crate::knowledge::text::escape_control(first)
     );
     let _ = writeln!(y, "id: {id}");
-    let _ = writeln!(y, "title: {}", yaml_quote(&title));
-    match hint {
+    let _ = writeln!(y, "title: {}", yaml_quote(t.title));
+    let category = t.category;
+    match t.hint {
         Some(p) => {
             let _ = writeln!(y, "category: {category}  # guessed from \"{p}\"; check it");
         }
@@ -737,13 +836,13 @@ fn draft_from(
             );
         }
     }
-    let _ = writeln!(y, "severity: {severity}");
+    let _ = writeln!(y, "severity: {}", t.severity);
     let _ = writeln!(y, "match:");
     let regex_line = yaml_quote(&g.regex);
-    match exception {
-        Some(t) => {
+    match t.exception {
+        Some(e) => {
             let _ = writeln!(y, "  all:");
-            let _ = writeln!(y, "    - exception: {}", yaml_quote(t));
+            let _ = writeln!(y, "    - exception: {}", yaml_quote(e));
             if !g.regex.is_empty() {
                 let _ = writeln!(y, "    - message: {regex_line}");
             }
@@ -754,7 +853,7 @@ fn draft_from(
     }
     // atoms: derived unless weak
     let probe = format!("{y}explain: probe\n");
-    if let Some(atom) = choose_atom(&probe, &id, &g) {
+    if let Some(atom) = choose_atom(&probe, id, g) {
         let _ = writeln!(y, "atoms: [{}]", yaml_quote(&atom));
     }
     let _ = writeln!(y, "explain: >");
@@ -773,30 +872,22 @@ fn draft_from(
     let _ = writeln!(
         y,
         "  The log failed with {}. Describe what happened and why, and what fixes it (drafted from the log{varying}).",
-        yaml_safe_words(&headline)
+        yaml_safe_words(t.headline)
     );
     let _ = writeln!(y, "references:");
-    let _ = writeln!(y, "  - {}", yaml_quote(&source));
+    let mut refs = BTreeSet::new();
+    for (source, _) in t.examples {
+        if refs.insert(source.as_str()) {
+            let _ = writeln!(y, "  - {}", yaml_quote(source));
+        }
+    }
     let _ = writeln!(y, "examples:");
     let _ = writeln!(y, "  match:");
-    let _ = writeln!(y, "    - source: {}", yaml_quote(&source));
-    let _ = writeln!(y, "      log: {}", yaml_block(&example, 8));
-
-    // parse it back with the library: a draft that does not load is our bug
-    let name = format!("{id}.yaml");
-    if let Err(e) = compile_files(&[LibraryFile {
-        name: name.clone(),
-        text: y.clone(),
-    }]) {
-        return Err(DraftError::DoesNotLoad(e.to_string()));
+    for (source, example) in t.examples {
+        let _ = writeln!(y, "    - source: {}", yaml_quote(source));
+        let _ = writeln!(y, "      log: {}", yaml_block(example, 8));
     }
-    Ok(Draft {
-        id,
-        area: area_of(category, f),
-        yaml: y,
-        generalized: g,
-        headline,
-    })
+    y
 }
 
 /// Keeps a headline on one line inside a folded YAML scalar.
@@ -832,4 +923,18 @@ fn choose_atom(probe: &str, id: &str, g: &Generalized) -> Option<String> {
         .map(|p| p.trim().to_string())
         .filter(|p| !crate::tools::lint::weak_atom(p))
         .max_by_key(|p| p.len())
+}
+
+/// How many of a draft's positive examples it matches on its own (the draft compiled
+/// alone and its examples run through the pipeline, as `sig test` does): a cluster's
+/// draft generalized from one member may miss others, and the reviewer is told.
+pub fn coverage(d: &Draft) -> Result<(usize, usize), DraftError> {
+    let lib = compile_files(&[LibraryFile {
+        name: format!("{}.yaml", d.id),
+        text: d.yaml.clone(),
+    }])
+    .map_err(|e| DraftError::DoesNotLoad(e.to_string()))?;
+    let compiled = Compiled::new(&lib)?;
+    let rep = crate::tools::examples::test_signatures(&compiled, None);
+    Ok((rep.passed, rep.passed + rep.failed))
 }
