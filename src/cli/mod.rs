@@ -68,6 +68,9 @@ pub struct Cli {
     /// `crashdoc [OPTIONS] [FILE]...` is `crashdoc diagnose [OPTIONS] [FILE]...`.
     #[command(flatten)]
     pub diagnose: diagnose::DiagnoseArgs,
+    /// Do not look for `crashdoc.toml` (also: a non-empty `CRASHDOC_NO_CONFIG`).
+    #[arg(long, global = true)]
+    pub no_config: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -286,21 +289,55 @@ pub fn run() -> ExitCode {
         let _ = e.print();
         return ExitCode::from(EXIT_INPUT);
     }
-    let cfg = match config::Config::load_current() {
-        Ok(c) => c,
+    // read before the arguments are parsed: its `format` and `top` are their defaults
+    let loaded = config::Config::load_current(no_config_arg(&args));
+    let cmd = match loaded {
+        Ok(cfg) => with_config_defaults(Cli::command(), cfg),
+        // --version, --help and the commands that never read it still work
+        Err(_) => Cli::command(),
+    };
+    let mut matches = cmd.get_matches_from(args);
+    let cli = match Cli::from_arg_matches_mut(&mut matches) {
+        Ok(cli) => cli,
         Err(e) => {
-            eprintln!("crashdoc: {e}");
+            let _ = e.print();
             return ExitCode::from(EXIT_INPUT);
         }
     };
-    let mut matches = with_config_defaults(Cli::command(), cfg).get_matches_from(args);
-    match Cli::from_arg_matches_mut(&mut matches) {
-        Ok(cli) => dispatch(cli).unwrap_or_else(|e| exit_for(&e)),
-        Err(e) => {
-            let _ = e.print();
-            ExitCode::from(EXIT_INPUT)
+    let reads_config = !matches!(
+        cli.command,
+        Some(Command::Completions(_) | Command::Man(_) | Command::Schema(_))
+    );
+    if reads_config {
+        match loaded {
+            Err(e) => {
+                eprintln!(
+                    "crashdoc: {} (--no-config or {}=1 runs without it)",
+                    crate::knowledge::text::escape_control(e),
+                    config::NO_CONFIG_ENV
+                );
+                return ExitCode::from(EXIT_INPUT);
+            }
+            Ok(c) => {
+                if let Some(why) = &c.ignored {
+                    eprintln!(
+                        "crashdoc: warning: {}",
+                        crate::knowledge::text::escape_control(why)
+                    );
+                }
+            }
         }
     }
+    dispatch(cli).unwrap_or_else(|e| exit_for(&e))
+}
+
+/// Whether `--no-config` is on the command line (before a `--`): config discovery runs
+/// before clap parses the arguments.
+fn no_config_arg(args: &[std::ffi::OsString]) -> bool {
+    args.iter()
+        .skip(1)
+        .take_while(|a| a.as_os_str() != "--")
+        .any(|a| a.as_os_str() == "--no-config")
 }
 
 /// `crashdoc.toml`'s `format` and `top` as the defaults of `diagnose` (an option on the
