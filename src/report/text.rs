@@ -676,8 +676,10 @@ pub fn render_extraction(input: &str, x: &Extraction, st: Style) -> String {
     if x.dropped_failures > 0 {
         let _ = writeln!(
             out,
-            "\n{} further distinct failures were counted but not kept (limit)",
-            x.dropped_failures
+            "\n{} further distinct failures were counted but not kept (limit: {} failures or {} MiB of their text)",
+            x.dropped_failures,
+            crate::engine::extract::MAX_FAILURES,
+            crate::engine::extract::MAX_STORE_BYTES >> 20
         );
     }
     if x.evicted_streams > 0 {

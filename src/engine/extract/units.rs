@@ -168,7 +168,8 @@ impl UnitLinks {
                 .starts
                 .get(&l.unit)
                 .is_some_and(|s| s.iter().any(|&n| lo < n && n <= hi));
-            !restarted && !(l.ends && line > l.line)
+            let reaped = l.ends && line > l.line;
+            !(restarted || reaped)
         });
         let first = found.next()?;
         found
