@@ -124,16 +124,65 @@ pub const SIGNATURES_ENV: &str = "CRASHDOC_SIGNATURES";
 impl LibraryArgs {
     /// The folders: `CRASHDOC_SIGNATURES`, then `crashdoc.toml`'s, then `--signatures`.
     pub fn dirs(&self) -> Vec<PathBuf> {
-        let mut v: Vec<PathBuf> = std::env::var_os(SIGNATURES_ENV)
+        self.dirs_via().into_iter().map(|(d, _)| d).collect()
+    }
+
+    /// [`LibraryArgs::dirs`], each with what named it (`CRASHDOC_SIGNATURES`, the
+    /// config file's path, `--signatures`).
+    fn dirs_via(&self) -> Vec<(PathBuf, String)> {
+        let mut v: Vec<(PathBuf, String)> = std::env::var_os(SIGNATURES_ENV)
             .map(|p| {
                 std::env::split_paths(&p)
                     .filter(|p| !p.as_os_str().is_empty())
+                    .map(|p| (p, SIGNATURES_ENV.to_string()))
                     .collect()
             })
             .unwrap_or_default();
-        v.extend(config::Config::current().signatures);
-        v.extend(self.signatures.iter().cloned());
+        let cfg = config::Config::current();
+        let via = cfg
+            .path
+            .as_ref()
+            .map_or_else(String::new, |p| p.display().to_string());
+        v.extend(cfg.signatures.into_iter().map(|d| (d, via.clone())));
+        v.extend(
+            self.signatures
+                .iter()
+                .map(|d| (d.clone(), "--signatures".to_string())),
+        );
         v
+    }
+
+    /// Records the libraries a loaded library came from, for every report
+    /// ([`crate::report::provenance`]).
+    fn record_provenance(&self, lib: &Library) {
+        use crate::report::provenance::{Provenance, Source};
+        let mut sources = Vec::new();
+        if !self.no_builtin {
+            sources.push(Source {
+                kind: "builtin".into(),
+                path: None,
+                via: None,
+            });
+        }
+        if let Some(p) = &config::Config::current().path {
+            sources.push(Source {
+                kind: "config".into(),
+                path: Some(p.display().to_string()),
+                via: None,
+            });
+        }
+        sources.extend(self.dirs_via().into_iter().map(|(d, via)| Source {
+            kind: "folder".into(),
+            path: Some(d.display().to_string()),
+            via: Some(via),
+        }));
+        let files = lib
+            .signatures
+            .iter()
+            .filter(|s| !s.file.starts_with("<builtin>/"))
+            .map(|s| (s.id.clone(), s.file.clone()))
+            .collect();
+        crate::report::provenance::set(Provenance { sources, files });
     }
 
     pub fn sources(&self) -> Vec<LibrarySource> {
@@ -150,7 +199,9 @@ impl LibraryArgs {
     /// of that name (a note on stderr says which): an edited copy of a built-in
     /// signature just works.
     pub fn load(&self) -> anyhow::Result<Library> {
-        self.load_with(signature::load, cache_dir())
+        let lib = self.load_with(signature::load, cache_dir())?;
+        self.record_provenance(&lib);
+        Ok(lib)
     }
 
     /// [`LibraryArgs::load`], the embedded library parsed from its YAML rather than read

@@ -225,6 +225,16 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
     if let Some(note) = layer_note(c) {
         let _ = writeln!(out, "   {}", escape_control(&note));
     }
+    if let Some(file) = super::provenance::origin(&c.signature) {
+        let _ = writeln!(
+            out,
+            "   {}",
+            st.bold(&format!(
+                "from {} (a folder library, not crashdoc's own: check its commands)",
+                escape_control(file)
+            ))
+        );
+    }
     if !c.captures.is_empty() {
         let caps: Vec<String> = c
             .captures
@@ -558,6 +568,9 @@ pub fn render(d: &Diagnosis, st: Style) -> String {
         if d.noise.len() > 8 {
             let _ = writeln!(out, "   … {} more", d.noise.len() - 8);
         }
+    }
+    if let Some(f) = super::provenance::footer() {
+        let _ = writeln!(out, "{}", st.dim(&f));
     }
     out
 }

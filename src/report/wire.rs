@@ -162,6 +162,10 @@ pub struct Diagnosis {
     /// Compatibility rules the environment breaks.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<Finding>,
+    /// The signature libraries this run used: `builtin`, each folder, each config file
+    /// ([`super::provenance`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<super::provenance::Source>,
 }
 
 /// The failures extracted from one input (`crashdoc extract --format json`, the signature
@@ -246,6 +250,9 @@ pub struct Cause {
     pub importing: Option<String>,
     /// Ids of the extracted failures it explains (`failures[].id`).
     pub failures: Vec<usize>,
+    /// For a signature read from a folder library (not crashdoc's own): its file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 /// One line of evidence.
@@ -578,6 +585,7 @@ impl From<&dx::Diagnosis> for Diagnosis {
             evicted_streams: d.evicted_streams,
             environment: (!d.environment.is_empty()).then(|| Environment::from(&d.environment)),
             findings: all(&d.findings),
+            sources: super::provenance::sources().to_vec(),
         }
     }
 }
@@ -625,6 +633,7 @@ impl From<&dx::Cause> for Cause {
             raise_site: c.raise_site.as_ref().map(Site::from),
             importing: c.importing.clone(),
             failures: c.failures.iter().map(|f| f.0).collect(),
+            origin: super::provenance::origin(&c.signature).map(str::to_string),
         }
     }
 }
