@@ -450,3 +450,28 @@ pub fn run(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     f.out.finish()?;
     Ok(combined_exit(errors, any_found))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_channel_budget_holds_the_reader_past_its_bytes() {
+        let b = Arc::new(Budget::default());
+        b.take(CHANNEL_BYTES - 10);
+        // a line that does not fit waits until the follower gives bytes back
+        let (tx, rx) = std::sync::mpsc::channel();
+        let b2 = Arc::clone(&b);
+        let reader = std::thread::spawn(move || {
+            b2.take(1 << 20);
+            let _ = tx.send(());
+        });
+        assert!(rx.recv_timeout(Duration::from_millis(200)).is_err());
+        b.give(CHANNEL_BYTES - 10);
+        assert!(rx.recv_timeout(Duration::from_secs(10)).is_ok());
+        let _ = reader.join();
+        // a line longer than the budget still passes alone
+        b.give(1 << 20);
+        b.take(CHANNEL_BYTES * 2);
+    }
+}
