@@ -569,6 +569,15 @@ pub fn render(d: &Diagnosis, st: Style) -> String {
             let _ = writeln!(out, "   … {} more", d.noise.len() - 8);
         }
     }
+    if d.dropped_failures > 0 {
+        let _ = writeln!(
+            out,
+            "{} further distinct failures were counted but not kept (limit: {} failures or {} MiB of their text)",
+            d.dropped_failures,
+            crate::engine::extract::MAX_FAILURES,
+            crate::engine::extract::MAX_STORE_BYTES >> 20
+        );
+    }
     if let Some(f) = super::provenance::footer() {
         let _ = writeln!(out, "{}", st.dim(&f));
     }

@@ -162,6 +162,9 @@ pub struct Diagnosis {
     /// Compatibility rules the environment breaks.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<Finding>,
+    /// Distinct failures counted but not kept (the store's caps, README "Limits").
+    #[serde(skip_serializing_if = "is_zero")]
+    pub dropped_failures: usize,
     /// The signature libraries this run used: `builtin`, each folder, each config file
     /// ([`super::provenance`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -585,6 +588,7 @@ impl From<&dx::Diagnosis> for Diagnosis {
             evicted_streams: d.evicted_streams,
             environment: (!d.environment.is_empty()).then(|| Environment::from(&d.environment)),
             findings: all(&d.findings),
+            dropped_failures: d.dropped_failures,
             sources: super::provenance::sources().to_vec(),
         }
     }

@@ -520,7 +520,7 @@ fn distinct_failures_memory_the_store_is_capped_in_bytes_and_the_cut_is_said() {
     let t = tempfile::tempdir().expect("tmp");
     let o = crashdoc_in(t.path())
         .args(["extract", "-"])
-        .write_stdin(input)
+        .write_stdin(input.clone())
         .output()
         .expect("run");
     no_panic(&o);
@@ -529,6 +529,19 @@ fn distinct_failures_memory_the_store_is_capped_in_bytes_and_the_cut_is_said() {
         "{}",
         &out(&o)[out(&o).len().saturating_sub(400)..]
     );
+    // the diagnosis says the cut too (text and JSON)
+    let o = crashdoc_in(t.path())
+        .args(["--format", "json", "-"])
+        .write_stdin(input.clone())
+        .output()
+        .expect("run");
+    assert!(json(&o)["dropped_failures"].as_u64().is_some_and(|n| n > 0));
+    let o = crashdoc_in(t.path())
+        .arg("-")
+        .write_stdin(input)
+        .output()
+        .expect("run");
+    assert!(out(&o).contains("further distinct failures were counted but not kept"));
 }
 
 #[test]
