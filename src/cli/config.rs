@@ -73,6 +73,17 @@ impl Config {
     pub fn read(path: &Path) -> Result<Config, String> {
         use crate::knowledge::files::{read_trusted, ReadError, MAX_SMALL_FILE_BYTES};
         let name = path.display();
+        // the entry itself first (a symlink, a folder or a dangling link another user put
+        // in a parent folder is theirs: ignored, never an error that stops every run)
+        let planted = std::fs::symlink_metadata(path)
+            .map_err(|e| e.to_string())
+            .and_then(|m| crate::knowledge::files::check_owner(&m));
+        if let Err(why) = planted {
+            return Ok(Config {
+                ignored: Some(format!("{name} is not read: {why}")),
+                ..Config::default()
+            });
+        }
         let bytes = match read_trusted(path, MAX_SMALL_FILE_BYTES) {
             Ok(b) => b,
             Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::PermissionDenied => {

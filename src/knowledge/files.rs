@@ -105,6 +105,25 @@ fn clear_nonblock(f: &File) {
 /// account could write is that account's text, whatever folder it sits in. Not Unix:
 /// always trusted (no owner to compare).
 pub fn check_trusted(meta: &std::fs::Metadata) -> Result<(), String> {
+    check_owner(meta)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.mode() & 0o022 != 0 {
+            return Err(format!(
+                "writable by other users (mode {:o})",
+                meta.mode() & 0o7777
+            ));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = meta;
+    Ok(())
+}
+
+/// The owner half of [`check_trusted`]: owned by the current user or root (what a
+/// symlink itself must pass: its own mode means nothing).
+pub fn check_owner(meta: &std::fs::Metadata) -> Result<(), String> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -114,12 +133,6 @@ pub fn check_trusted(meta: &std::fs::Metadata) -> Result<(), String> {
             return Err(format!(
                 "owned by user id {}, not by you (user id {me}) or root",
                 meta.uid()
-            ));
-        }
-        if meta.mode() & 0o022 != 0 {
-            return Err(format!(
-                "writable by other users (mode {:o})",
-                meta.mode() & 0o7777
             ));
         }
     }

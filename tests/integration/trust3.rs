@@ -146,6 +146,26 @@ fn config_parent_plant_a_config_another_user_owns_is_ignored() {
 }
 
 #[test]
+fn config_parent_dos_a_dangling_link_another_user_planted_is_ignored() {
+    if !is_root() {
+        eprintln!("skipped: needs root to give the link to another user");
+        return;
+    }
+    let (t, mine) = planted(0o644);
+    let toml = t.path().join("tmp/crashdoc.toml");
+    std::fs::remove_file(&toml).expect("rm");
+    std::os::unix::fs::symlink("/nonexistent/crashdoc.toml", &toml).expect("ln");
+    std::os::unix::fs::lchown(&toml, Some(65534), Some(65534)).expect("lchown");
+    let o = crashdoc_in(&mine).arg("crash.log").output().expect("run");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("owned by user id 65534"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn config_discovery_stops_at_the_repository_root_and_can_be_turned_off() {
     let t = tempfile::tempdir().expect("tmp");
     std::fs::write(t.path().join("crashdoc.toml"), "signatures = [\n").expect("write");
