@@ -64,6 +64,57 @@ pub struct Expected {
     pub must_not: Vec<String>,
 }
 
+/// The 1-based line of `field:` in a YAML text (0 when not found).
+fn line_of(text: &str, field: &str) -> u64 {
+    let key = format!("{field}:");
+    text.lines()
+        .position(|l| l.trim_start().starts_with(&key))
+        .map_or(0, |i| i as u64 + 1)
+}
+
+impl Expected {
+    /// The first one-line field (ids, categories, source) holding a character that is no
+    /// plain text: refused, since `corpus run` prints them and a CI log reads them.
+    fn forbidden(&self) -> Option<(&'static str, char)> {
+        let bad = |s: &str| {
+            s.chars()
+                .find(|&c| c.is_control() || crate::knowledge::text::is_invisible(c))
+        };
+        let one = [
+            ("source", Some(&self.source)),
+            ("project", self.project.as_ref()),
+            ("category", Some(&self.category)),
+            ("signature", self.signature.as_ref()),
+        ];
+        one.into_iter()
+            .filter_map(|(f, v)| Some((f, bad(v?)?)))
+            .chain(self.also.iter().filter_map(|v| Some(("also", bad(v)?))))
+            .next()
+    }
+
+    /// Every field with [`crate::knowledge::text::escape_control`] applied: the file is
+    /// text a person or a CI log reads back (`corpus run` prints `signature`, `category`…),
+    /// so a newline, a terminal escape or an invisible character in it is shown, never
+    /// obeyed (a `\n::error::` would forge a CI annotation).
+    fn escaped(self) -> Expected {
+        let e = |s: String| crate::knowledge::text::escape_control(&s);
+        let all = |v: Vec<String>| v.into_iter().map(e).collect();
+        Expected {
+            source: e(self.source),
+            project: self.project.map(e),
+            category: e(self.category),
+            signature: self.signature.map(e),
+            also: all(self.also),
+            key_line: self.key_line.map(e),
+            root_cause: self.root_cause.map(e),
+            fix: self.fix.map(e),
+            evidence: self.evidence.map(e),
+            noise: all(self.noise),
+            must_not: all(self.must_not),
+        }
+    }
+}
+
 /// One incident on disk.
 #[derive(Debug, Clone)]
 pub struct Incident {
@@ -136,10 +187,22 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Incident>, CorpusError> {
                 path: p.display().to_string(),
             });
         }
+        if let Some((field, c)) = expected.forbidden() {
+            return Err(CorpusError::Expected {
+                path: exp_path.display().to_string(),
+                line: line_of(&text, field),
+                column: 1,
+                message: format!(
+                    "`{field}` holds {} (a control, invisible or format character): an id, category or source is one line of plain text",
+                    c.escape_unicode()
+                ),
+            });
+        }
         out.push(Incident {
-            name: e.file_name().to_string_lossy().to_string(),
+            // a folder name may hold a newline or an escape: shown, never obeyed
+            name: crate::knowledge::text::escape_control(&e.file_name().to_string_lossy()),
             log,
-            expected,
+            expected: expected.escaped(),
         });
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));

@@ -8,6 +8,16 @@
 //! ```
 //!
 //! Command-line options win over the file; `CRASHDOC_SIGNATURES` folders come first.
+//!
+//! A config chooses the commands crashdoc prints, so it is found the way git finds a
+//! repository, with git's lessons (CVE-2022-24765): the search goes up from the current
+//! folder and stops at the first folder that is a repository's root (holds `.git`) or is
+//! `$HOME` — never into `/tmp` or `/` above them; a file another user owns (root
+//! excepted) or that others could write is ignored, with a warning, and the search stops
+//! there ([`crate::knowledge::files::check_trusted`], checked on the opened file).
+//! `--no-config` or a non-empty `CRASHDOC_NO_CONFIG` turns discovery off. An invalid
+//! file is an error for the commands that read it, never for `--version`, `--help`,
+//! `completions`, `man` or `schema`.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -22,6 +32,8 @@ const FORMATS: [&str; 6] = ["text", "json", "markdown", "sarif", "github", "json
 pub struct Config {
     /// The file read, when one was found.
     pub path: Option<PathBuf>,
+    /// A file found and not read, and why (said as a warning).
+    pub ignored: Option<String>,
     pub signatures: Vec<PathBuf>,
     pub format: Option<&'static str>,
     pub top: Option<usize>,
@@ -32,10 +44,15 @@ static CURRENT: OnceLock<Result<Config, String>> = OnceLock::new();
 impl Config {
     /// The configuration of the current directory (read once); an unreadable or
     /// invalid file is an error.
-    pub fn load_current() -> &'static Result<Config, String> {
+    /// `off` (`--no-config`, `CRASHDOC_NO_CONFIG`): no file is looked for.
+    pub fn load_current(off: bool) -> &'static Result<Config, String> {
         CURRENT.get_or_init(|| {
+            if off || std::env::var_os(NO_CONFIG_ENV).is_some_and(|v| !v.is_empty()) {
+                return Ok(Config::default());
+            }
             let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
-            match find_upward(&cwd) {
+            let home = std::env::var_os("HOME").map(PathBuf::from);
+            match find_upward(&cwd, home.as_deref()) {
                 Some(p) => Config::read(&p),
                 None => Ok(Config::default()),
             }
@@ -45,15 +62,44 @@ impl Config {
     /// The configuration in effect (empty when the file is invalid: `run` has already
     /// refused to go on then).
     pub fn current() -> Config {
-        Config::load_current().clone().unwrap_or_default()
+        CURRENT
+            .get()
+            .and_then(|c| c.clone().ok())
+            .unwrap_or_default()
     }
 
-    /// Reads one file.
+    /// Reads one file; a file [`crate::knowledge::files::check_trusted`] refuses is
+    /// not read (an empty config, whose `ignored` says why).
     pub fn read(path: &Path) -> Result<Config, String> {
+        use crate::knowledge::files::{read_trusted, ReadError, MAX_SMALL_FILE_BYTES};
         let name = path.display();
-        let text =
-            crate::knowledge::files::read_text(path, crate::knowledge::files::MAX_SMALL_FILE_BYTES)
-                .map_err(|e| format!("{name}: {e}"))?;
+        // the entry itself first (a symlink, a folder or a dangling link another user put
+        // in a parent folder is theirs: ignored, never an error that stops every run)
+        let planted = std::fs::symlink_metadata(path)
+            .map_err(|e| e.to_string())
+            .and_then(|m| crate::knowledge::files::check_owner(&m));
+        if let Err(why) = planted {
+            return Ok(Config {
+                ignored: Some(format!("{name} is not read: {why}")),
+                ..Config::default()
+            });
+        }
+        let bytes = match read_trusted(path, MAX_SMALL_FILE_BYTES) {
+            Ok(b) => b,
+            Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                return Ok(Config {
+                    ignored: Some(format!("{name} is not read: {e}")),
+                    ..Config::default()
+                })
+            }
+            Err(e) => return Err(format!("{name}: {e}")),
+        };
+        let text = String::from_utf8(bytes).map_err(|e| {
+            format!(
+                "{name}: not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            )
+        })?;
         let doc: toml_edit::DocumentMut = text.parse().map_err(|e| format!("{name}: {e}"))?;
         let base = path.parent().unwrap_or(Path::new("."));
         let mut c = Config {
@@ -97,9 +143,41 @@ fn folders(item: &toml_edit::Item, base: &Path, name: &str) -> Result<Vec<PathBu
         .collect()
 }
 
-/// `crashdoc.toml` in `dir` or its nearest parent.
-pub fn find_upward(dir: &Path) -> Option<PathBuf> {
-    dir.ancestors()
-        .map(|d| d.join(FILE_NAME))
-        .find(|p| p.is_file())
+/// The environment variable that turns config discovery off (any non-empty value).
+pub const NO_CONFIG_ENV: &str = "CRASHDOC_NO_CONFIG";
+
+/// `crashdoc.toml` in `dir` or its nearest parent, searching no higher than the first
+/// folder that is a repository's root (holds `.git`) or is `home`.
+pub fn find_upward(dir: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    for d in dir.ancestors() {
+        let p = d.join(FILE_NAME);
+        if std::fs::symlink_metadata(&p).is_ok() {
+            return Some(p);
+        }
+        if Some(d) == home || d.join(".git").exists() {
+            return None;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discovery_stops_at_the_repository_root_and_at_home() {
+        let t = tempfile::tempdir().expect("tmp");
+        let top = t.path();
+        std::fs::write(top.join(FILE_NAME), "top = 1\n").expect("write");
+        let repo = top.join("repo");
+        let deep = repo.join("a/b");
+        std::fs::create_dir_all(&deep).expect("mkdir");
+        assert_eq!(find_upward(&deep, None), Some(top.join(FILE_NAME)));
+        assert_eq!(find_upward(&deep, Some(&repo)), None);
+        std::fs::create_dir(repo.join(".git")).expect("mkdir");
+        assert_eq!(find_upward(&deep, None), None);
+        std::fs::write(repo.join(FILE_NAME), "top = 2\n").expect("write");
+        assert_eq!(find_upward(&deep, None), Some(repo.join(FILE_NAME)));
+    }
 }

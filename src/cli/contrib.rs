@@ -174,12 +174,19 @@ pub fn library_with_dirs(
         .collect();
     let names: Vec<String> = ours.iter().map(|f| f.name.clone()).collect();
     all.extend(ours);
-    let lib = crate::knowledge::frozen::compile_cached(&all, cache).map_err(|errors| {
-        CliError::Broken {
-            what: "the signature library has",
-            errors,
-        }
-    })?;
+    let mut note = |n: String| {
+        eprintln!(
+            "crashdoc: note: {}",
+            crate::knowledge::text::escape_control(&n)
+        )
+    };
+    let lib =
+        crate::knowledge::frozen::compile_cached(&all, cache, &mut note).map_err(|errors| {
+            CliError::Broken {
+                what: "the signature library has",
+                errors,
+            }
+        })?;
     Ok((lib, names, replaced))
 }
 

@@ -15,8 +15,13 @@
 //!   printed before.
 //!
 //! Each window is diagnosed by a fresh pass of the engine with the stream's own line
-//! numbers, then dropped: memory is the window, the channel and one pass, whatever the
-//! length of the stream.
+//! numbers, then dropped: memory is the window ([`WINDOW_BYTES`]), the channel
+//! ([`CHANNEL_BYTES`]: bounded in bytes, not only in lines) and one pass, whatever the
+//! length of the stream or of its lines.
+//!
+//! `-o FILE` is written as the stream goes: each attempt's diagnosis is appended and
+//! flushed when it is made, so stopping the follower (Ctrl-C, SIGTERM) loses nothing
+//! already diagnosed and leaves no temporary file behind (there is none).
 
 use std::collections::VecDeque;
 use std::io::{IsTerminal, Read, Write};
@@ -57,6 +62,41 @@ pub const WINDOW_BYTES: usize = 4 << 20;
 pub const SETTLE: Duration = Duration::from_secs(1);
 /// Lines read ahead of the diagnosis.
 const CHANNEL_LINES: usize = 4096;
+/// Bytes read ahead of the diagnosis: the reader waits past them (a line longer than
+/// this still passes alone). Lines are at most 1 MiB
+/// ([`crate::engine::ingest::MAX_LINE_BYTES`]), so a count of lines alone once let 4,096
+/// of them — 4 GiB — queue up while a diagnosis ran.
+pub const CHANNEL_BYTES: usize = 4 << 20;
+
+/// The bytes in the channel, shared by the reading thread and the follower.
+#[derive(Default)]
+struct Budget {
+    used: std::sync::Mutex<usize>,
+    freed: std::sync::Condvar,
+}
+
+impl Budget {
+    /// Waits until `n` more bytes fit (or nothing is queued), then takes them.
+    fn take(&self, n: usize) {
+        let Ok(mut used) = self.used.lock() else {
+            return;
+        };
+        while *used > 0 && *used + n > CHANNEL_BYTES {
+            used = match self.freed.wait(used) {
+                Ok(u) => u,
+                Err(_) => return,
+            };
+        }
+        *used += n;
+    }
+
+    fn give(&self, n: usize) {
+        if let Ok(mut used) = self.used.lock() {
+            *used = used.saturating_sub(n);
+            self.freed.notify_one();
+        }
+    }
+}
 
 /// What systemd writes when the unit's main process has ended.
 const EXIT_MARKERS: [&str; 6] = [
@@ -185,8 +225,10 @@ enum Msg {
     Failed(IngestError),
 }
 
-/// The reading thread: standard input, line by line, until its end.
-fn spawn_reader() -> Receiver<Msg> {
+/// The reading thread: standard input, line by line, until its end; at most
+/// [`CHANNEL_LINES`] lines and [`CHANNEL_BYTES`] bytes ahead (the follower gives each
+/// line's bytes back to `budget` as it takes it).
+fn spawn_reader(budget: Arc<Budget>) -> Receiver<Msg> {
     let (tx, rx) = sync_channel(CHANNEL_LINES);
     std::thread::spawn(move || {
         let mut r = match LineReader::open(&Source::Stdin) {
@@ -198,7 +240,10 @@ fn spawn_reader() -> Receiver<Msg> {
         };
         loop {
             let msg = match r.next_line() {
-                Ok(Some(l)) => Msg::Line(l),
+                Ok(Some(l)) => {
+                    budget.take(l.text.len());
+                    Msg::Line(l)
+                }
                 Ok(None) => return,
                 Err(e) => Msg::Failed(e),
             };
@@ -370,7 +415,7 @@ pub fn run(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     let mut f = Follower {
         engine,
         render,
-        out: a.output.open()?,
+        out: a.output.open_streaming()?,
         top: a.top,
         window: Window::default(),
         attempts: 0,
@@ -378,7 +423,8 @@ pub fn run(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
         any_found: false,
     };
     let idle = a.follow.idle.map(Duration::from_secs);
-    let rx = spawn_reader();
+    let budget = Arc::new(Budget::default());
+    let rx = spawn_reader(Arc::clone(&budget));
     let mut errors = 0;
     loop {
         let msg = match f.wait(idle) {
@@ -386,7 +432,10 @@ pub fn run(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
             None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
         };
         match msg {
-            Ok(Msg::Line(l)) => f.line(l)?,
+            Ok(Msg::Line(l)) => {
+                budget.give(l.text.len());
+                f.line(l)?;
+            }
             Ok(Msg::Failed(e)) => {
                 eprintln!("crashdoc: {e}");
                 errors += 1;
@@ -400,4 +449,29 @@ pub fn run(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     let any_found = f.any_found;
     f.out.finish()?;
     Ok(combined_exit(errors, any_found))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_channel_budget_holds_the_reader_past_its_bytes() {
+        let b = Arc::new(Budget::default());
+        b.take(CHANNEL_BYTES - 10);
+        // a line that does not fit waits until the follower gives bytes back
+        let (tx, rx) = std::sync::mpsc::channel();
+        let b2 = Arc::clone(&b);
+        let reader = std::thread::spawn(move || {
+            b2.take(1 << 20);
+            let _ = tx.send(());
+        });
+        assert!(rx.recv_timeout(Duration::from_millis(200)).is_err());
+        b.give(CHANNEL_BYTES - 10);
+        assert!(rx.recv_timeout(Duration::from_secs(10)).is_ok());
+        let _ = reader.join();
+        // a line longer than the budget still passes alone
+        b.give(1 << 20);
+        b.take(CHANNEL_BYTES * 2);
+    }
 }

@@ -69,6 +69,9 @@ pub struct Cli {
     /// `crashdoc [OPTIONS] [FILE]...` is `crashdoc diagnose [OPTIONS] [FILE]...`.
     #[command(flatten)]
     pub diagnose: diagnose::DiagnoseArgs,
+    /// Do not look for `crashdoc.toml` (also: a non-empty `CRASHDOC_NO_CONFIG`).
+    #[arg(long, global = true)]
+    pub no_config: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -122,16 +125,65 @@ pub const SIGNATURES_ENV: &str = "CRASHDOC_SIGNATURES";
 impl LibraryArgs {
     /// The folders: `CRASHDOC_SIGNATURES`, then `crashdoc.toml`'s, then `--signatures`.
     pub fn dirs(&self) -> Vec<PathBuf> {
-        let mut v: Vec<PathBuf> = std::env::var_os(SIGNATURES_ENV)
+        self.dirs_via().into_iter().map(|(d, _)| d).collect()
+    }
+
+    /// [`LibraryArgs::dirs`], each with what named it (`CRASHDOC_SIGNATURES`, the
+    /// config file's path, `--signatures`).
+    fn dirs_via(&self) -> Vec<(PathBuf, String)> {
+        let mut v: Vec<(PathBuf, String)> = std::env::var_os(SIGNATURES_ENV)
             .map(|p| {
                 std::env::split_paths(&p)
                     .filter(|p| !p.as_os_str().is_empty())
+                    .map(|p| (p, SIGNATURES_ENV.to_string()))
                     .collect()
             })
             .unwrap_or_default();
-        v.extend(config::Config::current().signatures);
-        v.extend(self.signatures.iter().cloned());
+        let cfg = config::Config::current();
+        let via = cfg
+            .path
+            .as_ref()
+            .map_or_else(String::new, |p| p.display().to_string());
+        v.extend(cfg.signatures.into_iter().map(|d| (d, via.clone())));
+        v.extend(
+            self.signatures
+                .iter()
+                .map(|d| (d.clone(), "--signatures".to_string())),
+        );
         v
+    }
+
+    /// Records the libraries a loaded library came from, for every report
+    /// ([`crate::report::provenance`]).
+    fn record_provenance(&self, lib: &Library) {
+        use crate::report::provenance::{Provenance, Source};
+        let mut sources = Vec::new();
+        if !self.no_builtin {
+            sources.push(Source {
+                kind: "builtin".into(),
+                path: None,
+                via: None,
+            });
+        }
+        if let Some(p) = &config::Config::current().path {
+            sources.push(Source {
+                kind: "config".into(),
+                path: Some(p.display().to_string()),
+                via: None,
+            });
+        }
+        sources.extend(self.dirs_via().into_iter().map(|(d, via)| Source {
+            kind: "folder".into(),
+            path: Some(d.display().to_string()),
+            via: Some(via),
+        }));
+        let files = lib
+            .signatures
+            .iter()
+            .filter(|s| !s.file.starts_with("<builtin>/"))
+            .map(|s| (s.id.clone(), s.file.clone()))
+            .collect();
+        crate::report::provenance::set(Provenance { sources, files });
     }
 
     pub fn sources(&self) -> Vec<LibrarySource> {
@@ -148,7 +200,9 @@ impl LibraryArgs {
     /// of that name (a note on stderr says which): an edited copy of a built-in
     /// signature just works.
     pub fn load(&self) -> anyhow::Result<Library> {
-        self.load_with(signature::load, cache_dir())
+        let lib = self.load_with(signature::load, cache_dir())?;
+        self.record_provenance(&lib);
+        Ok(lib)
     }
 
     /// [`LibraryArgs::load`], the embedded library parsed from its YAML rather than read
@@ -287,21 +341,55 @@ pub fn run() -> ExitCode {
         let _ = e.print();
         return ExitCode::from(EXIT_INPUT);
     }
-    let cfg = match config::Config::load_current() {
-        Ok(c) => c,
+    // read before the arguments are parsed: its `format` and `top` are their defaults
+    let loaded = config::Config::load_current(no_config_arg(&args));
+    let cmd = match loaded {
+        Ok(cfg) => with_config_defaults(Cli::command(), cfg),
+        // --version, --help and the commands that never read it still work
+        Err(_) => Cli::command(),
+    };
+    let mut matches = cmd.get_matches_from(args);
+    let cli = match Cli::from_arg_matches_mut(&mut matches) {
+        Ok(cli) => cli,
         Err(e) => {
-            eprintln!("crashdoc: {e}");
+            let _ = e.print();
             return ExitCode::from(EXIT_INPUT);
         }
     };
-    let mut matches = with_config_defaults(Cli::command(), cfg).get_matches_from(args);
-    match Cli::from_arg_matches_mut(&mut matches) {
-        Ok(cli) => dispatch(cli).unwrap_or_else(|e| exit_for(&e)),
-        Err(e) => {
-            let _ = e.print();
-            ExitCode::from(EXIT_INPUT)
+    let reads_config = !matches!(
+        cli.command,
+        Some(Command::Completions(_) | Command::Man(_) | Command::Schema(_))
+    );
+    if reads_config {
+        match loaded {
+            Err(e) => {
+                eprintln!(
+                    "crashdoc: {} (--no-config or {}=1 runs without it)",
+                    crate::knowledge::text::escape_control(e),
+                    config::NO_CONFIG_ENV
+                );
+                return ExitCode::from(EXIT_INPUT);
+            }
+            Ok(c) => {
+                if let Some(why) = &c.ignored {
+                    eprintln!(
+                        "crashdoc: warning: {}",
+                        crate::knowledge::text::escape_control(why)
+                    );
+                }
+            }
         }
     }
+    dispatch(cli).unwrap_or_else(|e| exit_for(&e))
+}
+
+/// Whether `--no-config` is on the command line (before a `--`): config discovery runs
+/// before clap parses the arguments.
+fn no_config_arg(args: &[std::ffi::OsString]) -> bool {
+    args.iter()
+        .skip(1)
+        .take_while(|a| a.as_os_str() != "--")
+        .any(|a| a.as_os_str() == "--no-config")
 }
 
 /// `crashdoc.toml`'s `format` and `top` as the defaults of `diagnose` (an option on the

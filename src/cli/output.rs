@@ -43,6 +43,26 @@ impl OutputArgs {
             _ => Ok(Output::File(files::AtomicFile::create(p).map_err(err)?)),
         }
     }
+    /// [`OutputArgs::open`] for a report written as it goes (`--follow`): a file is
+    /// created (or emptied) and written directly, each piece flushed by the caller, so
+    /// what was written survives the process being stopped; no temporary file exists to
+    /// be left behind. A symlink is refused here too (`O_NOFOLLOW`).
+    pub fn open_streaming(&self) -> anyhow::Result<Output> {
+        let Some(p) = self.output.as_ref().filter(|_| !self.quiet) else {
+            return self.open();
+        };
+        if std::fs::metadata(p).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+            return self.open();
+        }
+        let err = |e: std::io::Error| anyhow::anyhow!("{}: cannot write: {e}", p.display());
+        let mut o = std::fs::OpenOptions::new();
+        o.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NOFOLLOW);
+        let f = o.open(p).map_err(err)?;
+        Ok(Output::Plain(Box::new(std::io::BufWriter::new(f))))
+    }
+
     /// Whether the report goes to a terminal (colour, width).
     pub fn to_terminal(&self) -> bool {
         !self.quiet && self.output.is_none() && std::io::stdout().is_terminal()

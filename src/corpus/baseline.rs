@@ -90,12 +90,54 @@ pub fn read(path: &Path) -> Result<CorpusReport, BaselineError> {
             }
         }
     }
-    serde_json::from_str(&text).map_err(|e| BaselineError::Parse {
-        path: p,
+    let parse_error = |e: serde_json::Error| BaselineError::Parse {
+        path: p.clone(),
         line: e.line(),
         column: e.column(),
         message: e.to_string(),
-    })
+    };
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(parse_error)?;
+    if let Some(s) = first_unprintable(&value) {
+        // located where the string is written (JSON escapes it the way serde_json does)
+        let at = serde_json::to_string(s)
+            .ok()
+            .and_then(|q| text.find(&q))
+            .unwrap_or(0);
+        let line = text[..at].matches('\n').count() + 1;
+        let column = at - text[..at].rfind('\n').map_or(0, |i| i + 1) + 1;
+        return Err(BaselineError::Parse {
+            path: p,
+            line,
+            column,
+            message: "a name, id or category holds a control, invisible or format character (a baseline crashdoc writes never does)".into(),
+        });
+    }
+    serde_json::from_value(value).map_err(parse_error)
+}
+
+/// The first string or key of a saved result holding a control, invisible or format
+/// character. A baseline is a file anyone may hand over, and its incident names,
+/// categories and ids are printed (`gone: NAME …` on stderr): such a file is refused
+/// rather than shown (crashdoc escapes incident names when it reads a corpus, so a
+/// baseline it wrote never holds one).
+fn first_unprintable(v: &serde_json::Value) -> Option<&str> {
+    use serde_json::Value;
+    let bad = |s: &str| {
+        s.chars()
+            .any(|c| c.is_control() || crate::knowledge::text::is_invisible(c))
+    };
+    match v {
+        Value::String(s) => bad(s).then_some(s.as_str()),
+        Value::Array(a) => a.iter().find_map(first_unprintable),
+        Value::Object(o) => o.iter().find_map(|(k, x)| {
+            if bad(k) {
+                Some(k.as_str())
+            } else {
+                first_unprintable(x)
+            }
+        }),
+        _ => None,
+    }
 }
 
 /// The saved form: pretty JSON with a final newline (stable, diff-friendly).

@@ -323,6 +323,9 @@ pub struct Diagnosis {
     /// Streams whose open block was closed early by the cap on open streams.
     #[serde(skip_serializing_if = "is_zero")]
     pub evicted_streams: usize,
+    /// Distinct failures counted but not kept (past the count or byte cap of the store).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub dropped_failures: usize,
     /// The environment facts used (from `--env` files and reports inside the log).
     #[serde(skip_serializing_if = "crate::env::Facts::is_empty")]
     pub environment: crate::env::Facts,
@@ -460,6 +463,7 @@ impl Diagnosis {
             attempts: x.attempts,
             failures: x.failures,
             evicted_streams: x.evicted_streams,
+            dropped_failures: x.dropped_failures,
             environment: facts,
             findings: Vec::new(),
         }

@@ -315,43 +315,85 @@ pub fn clean_text(bytes: &[u8]) -> String {
 
 /// Removes CSI (`ESC [ ... final`), OSC (`ESC ] ... BEL|ESC \`) and two-byte escapes,
 /// and NUL characters.
+///
+/// A sequence *inside* a token — between two characters that are neither white space
+/// nor the punctuation colours are put around (quotes, brackets, `:`, `,`, `=`…) — is
+/// not deleted: it is replaced by one ESC character. Colour codes wrap words, so deleting
+/// them is right, but a path on disk may itself hold `ESC [ 0 m`
+/// (`/home/alice/\e[0mprojects`): deleting it would make the value name another, real
+/// path. The ESC left in its place is escaped in display and makes a command refuse the
+/// value, as every control character does.
 pub fn strip_ansi(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
-        match c {
-            '\0' => {}
-            '\u{1b}' => match chars.peek() {
-                Some('[') => {
-                    chars.next();
-                    // parameters and intermediates, then one final byte in @..~
-                    for c in chars.by_ref() {
-                        if ('@'..='~').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-                Some(']') => {
-                    chars.next();
-                    while let Some(c) = chars.next() {
-                        if c == '\u{7}' {
-                            break;
-                        }
-                        if c == '\u{1b}' && chars.peek() == Some(&'\\') {
-                            chars.next();
-                            break;
-                        }
-                    }
-                }
-                Some(_) => {
-                    chars.next();
-                }
-                None => {}
-            },
-            c => out.push(c),
+        if c == '\u{1b}' {
+            skip_escape(&mut chars);
+            let inside = out.chars().next_back().is_some_and(in_token)
+                && chars.peek().is_some_and(|&n| in_token(n));
+            if inside {
+                out.push('\u{1b}');
+            }
+        } else if c != '\0' {
+            out.push(c);
         }
     }
     out
+}
+
+/// Whether a character is part of a token (a value an escape sequence could sit inside).
+fn in_token(c: char) -> bool {
+    !c.is_whitespace()
+        && !c.is_control()
+        && !matches!(
+            c,
+            '"' | '\''
+                | '`'
+                | '('
+                | ')'
+                | '['
+                | ']'
+                | '{'
+                | '}'
+                | '<'
+                | '>'
+                | ':'
+                | ';'
+                | ','
+                | '='
+                | '|'
+        )
+}
+
+/// Skips the rest of an escape sequence whose ESC was just read.
+fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    match chars.peek() {
+        Some('[') => {
+            chars.next();
+            // parameters and intermediates, then one final byte in @..~
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) {
+                    break;
+                }
+            }
+        }
+        Some(']') => {
+            chars.next();
+            while let Some(c) = chars.next() {
+                if c == '\u{7}' {
+                    break;
+                }
+                if c == '\u{1b}' && chars.peek() == Some(&'\\') {
+                    chars.next();
+                    break;
+                }
+            }
+        }
+        Some(_) => {
+            chars.next();
+        }
+        None => {}
+    }
 }
 
 #[cfg(test)]
@@ -390,6 +432,17 @@ mod tests {
         let v = lines_of(b"\x1b[31mERROR\x1b[0m x\0y\n\x1b]0;title\x07z\n");
         assert_eq!(v[0].text, "ERROR xy");
         assert_eq!(v[1].text, "z");
+    }
+
+    #[test]
+    fn an_escape_inside_a_token_is_kept_as_esc_and_colours_around_words_go() {
+        let v = lines_of(
+            b"\x1b[1;35mValueError\x1b[0m: File \x1b[35m\"/app/x.py\"\x1b[0m, line \x1b[35m3\x1b[0m\n\
+              denied: '/home/alice/\x1b[0mprojects'\n\x1b[36mmod\x1b[0m:\x1b[36mf\x1b[0m:\x1b[36m42\x1b[0m\n",
+        );
+        assert_eq!(v[0].text, "ValueError: File \"/app/x.py\", line 3");
+        assert_eq!(v[1].text, "denied: '/home/alice/\u{1b}projects'");
+        assert_eq!(v[2].text, "mod:f:42");
     }
 
     #[test]

@@ -99,6 +99,57 @@ fn clear_nonblock(f: &File) {
     }
 }
 
+/// Whether a file or folder may be trusted by this process, as git decides for a
+/// repository since CVE-2022-24765 (`safe.directory`): owned by the current user or by
+/// root, and writable by nobody else (no group or other write bit). A file another
+/// account could write is that account's text, whatever folder it sits in. Not Unix:
+/// always trusted (no owner to compare).
+pub fn check_trusted(meta: &std::fs::Metadata) -> Result<(), String> {
+    check_owner(meta)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.mode() & 0o022 != 0 {
+            return Err(format!(
+                "writable by other users (mode {:o})",
+                meta.mode() & 0o7777
+            ));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = meta;
+    Ok(())
+}
+
+/// The owner half of [`check_trusted`]: owned by the current user or root (what a
+/// symlink itself must pass: its own mode means nothing).
+pub fn check_owner(meta: &std::fs::Metadata) -> Result<(), String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        if meta.uid() != me && meta.uid() != 0 {
+            return Err(format!(
+                "owned by user id {}, not by you (user id {me}) or root",
+                meta.uid()
+            ));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = meta;
+    Ok(())
+}
+
+/// [`read_capped`] of a file that must pass [`check_trusted`] (checked on the opened
+/// file, so a file swapped in after the check is never read).
+pub fn read_trusted(path: &Path, limit: usize) -> Result<Vec<u8>, ReadError> {
+    let f = open_regular(path)?;
+    let meta = f.metadata()?;
+    check_trusted(&meta).map_err(|why| io::Error::new(io::ErrorKind::PermissionDenied, why))?;
+    read_open(f, meta.len(), limit)
+}
+
 /// Why a bounded read failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
@@ -113,6 +164,11 @@ pub enum ReadError {
 pub fn read_capped(path: &Path, limit: usize) -> Result<Vec<u8>, ReadError> {
     let f = open_regular(path)?;
     let size = f.metadata()?.len();
+    read_open(f, size, limit)
+}
+
+/// Reads an opened file of `size` bytes, at most `limit`.
+fn read_open(f: File, size: u64, limit: usize) -> Result<Vec<u8>, ReadError> {
     if size > limit as u64 {
         return Err(ReadError::TooBig { size, limit });
     }
@@ -249,6 +305,16 @@ pub struct AtomicFile {
 impl AtomicFile {
     /// Starts writing `dest` (refused when it is a symlink or a folder).
     pub fn create(dest: &Path) -> io::Result<AtomicFile> {
+        AtomicFile::create_mode(dest, 0o666)
+    }
+
+    /// [`AtomicFile::create`], the new file readable and writable by its owner only
+    /// (mode 0600: the cache's entries).
+    pub fn create_private(dest: &Path) -> io::Result<AtomicFile> {
+        AtomicFile::create_mode(dest, 0o600)
+    }
+
+    fn create_mode(dest: &Path, mode: u32) -> io::Result<AtomicFile> {
         let existing = refuse_symlink(dest)?;
         if let Some(m) = &existing {
             if !m.file_type().is_file() {
@@ -262,8 +328,8 @@ impl AtomicFile {
         let base = dest
             .file_name()
             .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-        let (tmp, file) = create_temp(&dir, &base)?;
-        if let Some(m) = existing {
+        let (tmp, file) = create_temp(&dir, &base, mode)?;
+        if let (Some(m), 0o666) = (existing, mode) {
             // keep the mode of the file replaced
             let _ = file.set_permissions(m.permissions());
         }
@@ -290,7 +356,7 @@ impl AtomicFile {
 
 /// A new file `.<base>.<pid>-<n>.tmp` in `dir`, created exclusively (never an existing
 /// file or a symlink).
-fn create_temp(dir: &Path, base: &str) -> io::Result<(PathBuf, File)> {
+fn create_temp(dir: &Path, base: &str, mode: u32) -> io::Result<(PathBuf, File)> {
     const ATTEMPTS: u32 = 64;
     let mut last = None;
     for _ in 0..ATTEMPTS {
@@ -299,7 +365,13 @@ fn create_temp(dir: &Path, base: &str) -> io::Result<(PathBuf, File)> {
             std::process::id(),
             fastrand::u32(..)
         ));
-        match OpenOptions::new().write(true).create_new(true).open(&tmp) {
+        let mut o = OpenOptions::new();
+        o.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut o, mode);
+        #[cfg(not(unix))]
+        let _ = mode;
+        match o.open(&tmp) {
             Ok(f) => return Ok((tmp, f)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
             Err(e) => return Err(e),
@@ -334,6 +406,13 @@ impl Drop for AtomicFile {
 /// Writes `bytes` to `dest` atomically (see [`AtomicFile`]).
 pub fn write_atomic(dest: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut f = AtomicFile::create(dest)?;
+    f.write_all(bytes)?;
+    f.commit()
+}
+
+/// [`write_atomic`] with [`AtomicFile::create_private`].
+pub fn write_atomic_private(dest: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut f = AtomicFile::create_private(dest)?;
     f.write_all(bytes)?;
     f.commit()
 }

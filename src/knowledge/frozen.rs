@@ -39,10 +39,14 @@ pub fn freeze<T: Serialize>(value: &T) -> Result<Vec<u8>, postcard::Error> {
 }
 
 /// A value read back from its frozen form; `None` for no bytes (nothing was frozen), a
-/// foreign header or bytes that do not decode.
+/// foreign header, bytes that do not decode, or bytes left over once the value is read
+/// (an entry padded or overwritten past its end is not the value that was frozen).
 pub fn thaw<T: DeserializeOwned>(bytes: &[u8]) -> Option<T> {
     let body = bytes.strip_prefix(MAGIC)?;
-    postcard::from_bytes(body).ok()
+    match postcard::take_from_bytes(body) {
+        Ok((value, [])) => Some(value),
+        _ => None,
+    }
 }
 
 /// The embedded signature library, as compiled at build time.
@@ -62,46 +66,142 @@ const BUILD_ID: &str = match option_env!("CRASHDOC_BUILD_ID") {
     None => "",
 };
 
-/// The name of a cached library: 128 bits of two hashes over the build and every file's
-/// name and text, in order.
-fn cache_key(files: &[LibraryFile]) -> String {
+/// A 128-bit digest: two SipHash passes with different salts over the build and `parts`.
+/// It detects an entry that is corrupt, cut, padded or copied under another entry's name;
+/// it is no signature (anyone who can write an entry can compute it), which is why the
+/// cache's folder and entries must also pass the owner checks
+/// ([`super::files::check_trusted`]).
+fn digest<'a>(parts: impl Iterator<Item = &'a [u8]> + Clone) -> [u8; 16] {
     use std::hash::{DefaultHasher, Hash, Hasher};
-    let digest = |salt: &str| {
+    let pass = |salt: &str| {
         let mut h = DefaultHasher::new();
-        (salt, BUILD_ID, env!("CARGO_PKG_VERSION"), files.len()).hash(&mut h);
-        for f in files {
-            (&f.name, &f.text).hash(&mut h);
+        (salt, BUILD_ID, env!("CARGO_PKG_VERSION")).hash(&mut h);
+        for p in parts.clone() {
+            p.hash(&mut h);
         }
         h.finish()
     };
-    format!("{:016x}{:016x}", digest("a"), digest("b"))
+    let mut out = [0u8; 16];
+    out[..8].copy_from_slice(&pass("a").to_le_bytes());
+    out[8..].copy_from_slice(&pass("b").to_le_bytes());
+    out
+}
+
+/// The digest of a library's source files: every file's name and text, in order.
+fn source_digest(files: &[LibraryFile]) -> [u8; 16] {
+    let count = files.len().to_le_bytes();
+    let parts = std::iter::once(&count[..]).chain(
+        files
+            .iter()
+            .flat_map(|f| [f.name.as_bytes(), f.text.as_bytes()]),
+    );
+    digest(parts)
+}
+
+/// The name of a cached library: its [`source_digest`], in hex.
+fn cache_key(files: &[LibraryFile]) -> String {
+    source_digest(files)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The first bytes of a cache entry; then the digest of its source files, the digest of
+/// the rest, and the frozen library ([`freeze`]).
+const ENTRY_MAGIC: &[u8] = b"crashdoc-cache-1\n";
+
+/// A cache entry for the library compiled from `files`.
+fn entry_bytes(files: &[LibraryFile], lib: &Library) -> Option<Vec<u8>> {
+    let body = freeze(lib).ok()?;
+    let mut out = ENTRY_MAGIC.to_vec();
+    out.extend(source_digest(files));
+    out.extend(digest(std::iter::once(&body[..])));
+    out.extend(body);
+    Some(out)
+}
+
+/// The library in a cache entry, or why the entry is not used.
+fn read_entry(bytes: &[u8], files: &[LibraryFile]) -> Result<Library, &'static str> {
+    let rest = bytes
+        .strip_prefix(ENTRY_MAGIC)
+        .ok_or("not a crashdoc cache entry")?;
+    if rest.len() < 32 {
+        return Err("cut short");
+    }
+    let (sources, rest) = rest.split_at(16);
+    let (sum, body) = rest.split_at(16);
+    if sources != source_digest(files) {
+        return Err("made from other signature files");
+    }
+    if sum != digest(std::iter::once(body)) {
+        return Err("its bytes do not match its digest");
+    }
+    thaw(body).ok_or("does not decode to a library (or has bytes past its end)")
+}
+
+/// The cache folder, created (mode 0700) when missing; `Err` says why it is not used: not
+/// a folder, or [`super::files::check_trusted`] refuses it.
+fn open_cache_dir(dir: &Path) -> Result<(), String> {
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+    b.create(dir).map_err(|e| e.to_string())?;
+    let meta = std::fs::metadata(dir).map_err(|e| e.to_string())?;
+    if !meta.is_dir() {
+        return Err("not a folder".into());
+    }
+    super::files::check_trusted(&meta)
 }
 
 /// Compiles `files` into a library, through a cache of compiled libraries in `cache` (a
 /// folder; `None`: no cache). A library from folders (`--signatures DIR`) is parsed and
-/// compiled again on every run otherwise: 10,000 signature files take about a second. The
-/// entry is named by a hash of the build and of every file's name and text, so an edited
-/// file, an added or removed one, or another crashdoc build compiles afresh; only a
-/// library that compiles is kept (errors are reported, located, on every run). An entry
-/// is read as any file crashdoc reads (a regular file, at most
-/// [`super::files::MAX_REPORT_BYTES`]); one that cannot be read back is compiled again,
-/// one that cannot be written is not kept (the run goes on). `crashdoc` passes
-/// `$CRASHDOC_CACHE_DIR`, else `$XDG_CACHE_HOME/crashdoc`, else `~/.cache/crashdoc`
-/// (README, "Team setup").
-pub fn compile_cached(files: &[LibraryFile], cache: Option<&Path>) -> Result<Library, LoadErrors> {
+/// compiled again on every run otherwise: 10,000 signature files take about a second.
+///
+/// The cache is a cache, never an authority: what it holds is used only when it is
+/// exactly what compiling the files would give. The entry is named by the digest of the
+/// build and of every file's name and text (an edited, added or removed file, or another
+/// crashdoc build compiles afresh) and carries that digest and one of its own bytes,
+/// both checked on read; the folder is created 0700, entries 0600, and a folder or entry
+/// another user owns or could write is not used ([`super::files::check_trusted`]). A
+/// regex's compile-time size limit comes from this build, never from the entry
+/// ([`crate::knowledge::signature::lazy`]). An entry that fails a check is compiled
+/// again, and `note` says why; only a library that compiles is kept (errors are
+/// reported, located, on every run). `crashdoc` passes `$CRASHDOC_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/crashdoc`, else `~/.cache/crashdoc` (README, "Team setup").
+pub fn compile_cached(
+    files: &[LibraryFile],
+    cache: Option<&Path>,
+    note: &mut dyn FnMut(String),
+) -> Result<Library, LoadErrors> {
     let Some(dir) = cache else {
         return compile_files(files);
     };
+    if let Err(why) = open_cache_dir(dir) {
+        note(format!(
+            "the cache folder {} is not used ({why}); the library is compiled without it",
+            dir.display()
+        ));
+        return compile_files(files);
+    }
     let path = dir.join(format!("library-{}.frozen", cache_key(files)));
-    let entry = super::files::read_capped(&path, super::files::MAX_REPORT_BYTES);
-    if let Some(lib) = entry.ok().and_then(|b| thaw(&b)) {
-        return Ok(lib);
+    match super::files::read_trusted(&path, super::files::MAX_REPORT_BYTES) {
+        Ok(bytes) => match read_entry(&bytes, files) {
+            Ok(lib) => return Ok(lib),
+            Err(why) => note(format!(
+                "cache entry {} not used ({why}): compiled again",
+                path.display()
+            )),
+        },
+        Err(super::files::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => note(format!(
+            "cache entry {} not used ({e}): compiled again",
+            path.display()
+        )),
     }
     let lib = compile_files(files)?;
-    if let Ok(bytes) = freeze(&lib) {
-        let written =
-            std::fs::create_dir_all(dir).and_then(|()| super::files::write_atomic(&path, &bytes));
-        if written.is_ok() {
+    if let Some(bytes) = entry_bytes(files, &lib) {
+        if super::files::write_atomic_private(&path, &bytes).is_ok() {
             prune(dir, CACHE_KEEP);
         }
     }

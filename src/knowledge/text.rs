@@ -1,21 +1,54 @@
-//! Text shown to a person: control, bidi and zero-width characters escaped, long text
-//! clipped.
+//! Text shown to a person: control, bidi, invisible and format characters escaped, long
+//! text clipped.
+//!
+//! One policy for every value that reaches a terminal or a command: [`is_invisible`] is
+//! Unicode's whole `Default_Ignorable_Code_Point` set, every format (`Cf`) character,
+//! and the line and paragraph separators; display escapes them ([`escape_control`]) and a
+//! command refuses a value holding one (`knowledge::signature::template`). The sets come
+//! from `regex-syntax`'s Unicode tables, so they follow its Unicode version rather than a
+//! hand-picked list (which once let tag characters, U+00AD, U+3164, U+115F, U+034F,
+//! variation selectors, U+17B4 and U+FFF9 through).
+
+use std::sync::LazyLock;
+
+/// The ranges of [`is_invisible`], sorted, read once from `regex-syntax`'s tables.
+static INVISIBLE: LazyLock<Vec<(char, char)>> = LazyLock::new(|| {
+    use regex_syntax::hir::{Class, HirKind};
+    let class = r"[\p{Default_Ignorable_Code_Point}\p{Cf}\u{2028}\u{2029}]";
+    match regex_syntax::Parser::new()
+        .parse(class)
+        .map(|h| h.kind().clone())
+    {
+        Ok(HirKind::Class(Class::Unicode(u))) => {
+            u.ranges().iter().map(|r| (r.start(), r.end())).collect()
+        }
+        // not expected (the pattern is fixed): the characters the old list named
+        _ => vec![
+            ('\u{ad}', '\u{ad}'),
+            ('\u{61c}', '\u{61c}'),
+            ('\u{180e}', '\u{180e}'),
+            ('\u{200b}', '\u{200f}'),
+            ('\u{2028}', '\u{202e}'),
+            ('\u{2060}', '\u{206f}'),
+            ('\u{feff}', '\u{feff}'),
+            ('\u{e0000}', '\u{e0fff}'),
+        ],
+    }
+});
 
 /// Characters that change how text around them reads without showing themselves:
-/// bidirectional controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C: the
-/// "Trojan Source" trick), zero-width characters (U+200B–U+200D, U+2060, U+FEFF, U+180E)
-/// and the line and paragraph separators (U+2028, U+2029: a line break to some readers).
+/// every `Default_Ignorable_Code_Point` (zero-width characters, the Hangul fillers
+/// U+115F, U+1160, U+3164, U+FFA0, U+00AD, U+034F, variation selectors, tag characters
+/// U+E0000–U+E0FFF…), every format character (`Cf`: bidi controls, the "Trojan Source"
+/// trick, interlinear annotations U+FFF9–U+FFFB…) and the line and paragraph separators
+/// (U+2028, U+2029: a line break to some readers).
 pub fn is_invisible(c: char) -> bool {
-    matches!(
-        c,
-        '\u{061c}'
-            | '\u{180e}'
-            | '\u{200b}'..='\u{200f}'
-            | '\u{2028}'..='\u{202e}'
-            | '\u{2060}'..='\u{2064}'
-            | '\u{2066}'..='\u{2069}'
-            | '\u{feff}'
-    )
+    if c.is_ascii() {
+        return false;
+    }
+    let ranges = &*INVISIBLE;
+    let i = ranges.partition_point(|&(_, end)| end < c);
+    ranges.get(i).is_some_and(|&(start, _)| start <= c)
 }
 
 /// Whether a character must be escaped before a person sees it.
@@ -61,5 +94,40 @@ mod tests {
         assert_eq!(escape_control("\u{feff}x\u{200b}"), "\\u{feff}x\\u{200b}");
         assert_eq!(escape_control("bell\u{7}"), "bell\\u{7}");
         assert_eq!(escape_control("tab\tok é"), "tab\tok é");
+    }
+
+    #[test]
+    fn every_default_ignorable_and_format_character_is_invisible() {
+        for c in [
+            '\u{ad}',
+            '\u{34f}',
+            '\u{115f}',
+            '\u{1160}',
+            '\u{17b4}',
+            '\u{180b}',
+            '\u{200b}',
+            '\u{202e}',
+            '\u{2028}',
+            '\u{2064}',
+            '\u{3164}',
+            '\u{fe00}',
+            '\u{fe0f}',
+            '\u{feff}',
+            '\u{ffa0}',
+            '\u{fff9}',
+            '\u{fffb}',
+            '\u{e0001}',
+            '\u{e0078}',
+            '\u{e007f}',
+            '\u{e01ef}',
+            '\u{600}',
+            '\u{110bd}',
+        ] {
+            assert!(is_invisible(c), "{:?}", c.escape_unicode().to_string());
+            assert_ne!(escape_control(&c.to_string()), c.to_string());
+        }
+        for c in ['a', '/', ' ', 'é', 'ㅎ', '中', '\u{fffd}', '\u{1f600}'] {
+            assert!(!is_invisible(c), "{c}");
+        }
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod github;
 pub mod markdown;
+pub mod provenance;
 pub mod sarif;
 pub mod text;
 pub mod wire;

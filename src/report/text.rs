@@ -225,6 +225,16 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
     if let Some(note) = layer_note(c) {
         let _ = writeln!(out, "   {}", escape_control(&note));
     }
+    if let Some(file) = super::provenance::origin(&c.signature) {
+        let _ = writeln!(
+            out,
+            "   {}",
+            st.bold(&format!(
+                "from {} (a folder library, not crashdoc's own: check its commands)",
+                escape_control(file)
+            ))
+        );
+    }
     if !c.captures.is_empty() {
         let caps: Vec<String> = c
             .captures
@@ -586,6 +596,18 @@ pub fn render(d: &Diagnosis, st: Style) -> String {
             let _ = writeln!(out, "   … {} more", d.noise.len() - 8);
         }
     }
+    if d.dropped_failures > 0 {
+        let _ = writeln!(
+            out,
+            "{} further distinct failures were counted but not kept (limit: {} failures or {} MiB of their text)",
+            d.dropped_failures,
+            crate::engine::extract::MAX_FAILURES,
+            crate::engine::extract::MAX_STORE_BYTES >> 20
+        );
+    }
+    if let Some(f) = super::provenance::footer() {
+        let _ = writeln!(out, "{}", st.dim(&f));
+    }
     out
 }
 
@@ -703,8 +725,10 @@ pub fn render_extraction(input: &str, x: &Extraction, st: Style) -> String {
     if x.dropped_failures > 0 {
         let _ = writeln!(
             out,
-            "\n{} further distinct failures were counted but not kept (limit)",
-            x.dropped_failures
+            "\n{} further distinct failures were counted but not kept (limit: {} failures or {} MiB of their text)",
+            x.dropped_failures,
+            crate::engine::extract::MAX_FAILURES,
+            crate::engine::extract::MAX_STORE_BYTES >> 20
         );
     }
     if x.evicted_streams > 0 {

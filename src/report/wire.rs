@@ -167,6 +167,13 @@ pub struct Diagnosis {
     /// Compatibility rules the environment breaks.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<Finding>,
+    /// Distinct failures counted but not kept (the store's caps, README "Limits").
+    #[serde(skip_serializing_if = "is_zero")]
+    pub dropped_failures: usize,
+    /// The signature libraries this run used: `builtin`, each folder, each config file
+    /// ([`super::provenance`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<super::provenance::Source>,
 }
 
 /// The block a report leads with.
@@ -283,6 +290,9 @@ pub struct Cause {
     pub importing: Option<String>,
     /// Ids of the extracted failures it explains (`failures[].id`).
     pub failures: Vec<usize>,
+    /// For a signature read from a folder library (not crashdoc's own): its file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 /// One line of evidence.
@@ -616,6 +626,8 @@ impl From<&dx::Diagnosis> for Diagnosis {
             evicted_streams: d.evicted_streams,
             environment: (!d.environment.is_empty()).then(|| Environment::from(&d.environment)),
             findings: all(&d.findings),
+            dropped_failures: d.dropped_failures,
+            sources: super::provenance::sources().to_vec(),
         }
     }
 }
@@ -663,6 +675,7 @@ impl From<&dx::Cause> for Cause {
             raise_site: c.raise_site.as_ref().map(Site::from),
             importing: c.importing.clone(),
             failures: c.failures.iter().map(|f| f.0).collect(),
+            origin: super::provenance::origin(&c.signature).map(str::to_string),
         }
     }
 }

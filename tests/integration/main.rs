@@ -27,3 +27,4 @@ mod security;
 mod shell_exec;
 mod sig_diff;
 mod signature_errors;
+mod trust3;

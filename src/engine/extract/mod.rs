@@ -412,6 +412,34 @@ pub const MAX_OPEN_STREAMS: usize = 4096;
 /// Bytes of line text kept per failure (raw and peeled); further lines are counted in
 /// `elided_lines`.
 pub const MAX_FAILURE_TEXT: usize = 256 << 10;
+/// Bytes of text kept over all the distinct failures of an input ([`failure_bytes`]):
+/// past it a new distinct failure is counted in `dropped_failures`, not kept (the report
+/// says so). [`MAX_FAILURES`] alone let 20,000 failures of [`MAX_FAILURE_TEXT`] each
+/// hold about 5 GiB; this keeps the whole store within the 64 MB a run aims at.
+pub const MAX_STORE_BYTES: usize = 24 << 20;
+
+/// The text a failure holds: its lines, headline, preamble and every exception's
+/// message and frames (what [`MAX_STORE_BYTES`] counts).
+fn failure_bytes(f: &Failure) -> usize {
+    let lines: usize = f.lines.iter().map(|l| l.text.len() + l.message.len()).sum();
+    let chain: usize = f
+        .chain
+        .iter()
+        .map(|e| {
+            e.exception_type.len()
+                + e.message.len()
+                + e.frames
+                    .iter()
+                    .map(|fr| {
+                        fr.file.len()
+                            + fr.function.len()
+                            + fr.source.as_ref().map_or(0, String::len)
+                    })
+                    .sum::<usize>()
+        })
+        .sum();
+    lines + chain + f.headline.len() + f.preamble.as_ref().map_or(0, String::len)
+}
 
 /// The streaming extractor.
 pub struct Extractor {
@@ -423,6 +451,8 @@ pub struct Extractor {
     links: UnitLinks,
     lines: usize,
     dropped: usize,
+    /// Bytes held by the kept failures ([`MAX_STORE_BYTES`]).
+    stored: usize,
     /// Occurrences listed over every closed failure ([`MAX_TOTAL_OCCURRENCES`]).
     listed: usize,
     /// Streams closed early by [`MAX_OPEN_STREAMS`], and the clock of their use.
@@ -461,6 +491,7 @@ impl Extractor {
             links: UnitLinks::default(),
             lines: 0,
             dropped: 0,
+            stored: 0,
             listed: 0,
             evicted: 0,
             tick: 0,
@@ -906,10 +937,12 @@ impl Extractor {
             self.listed = (self.listed + after).saturating_sub(before);
             return Some(i);
         }
-        if self.closed.len() >= MAX_FAILURES {
+        let bytes = failure_bytes(&failure) + key.1.len();
+        if self.closed.len() >= MAX_FAILURES || self.stored + bytes > MAX_STORE_BYTES {
             self.dropped += 1;
             return None;
         }
+        self.stored += bytes;
         self.listed += failure.occurrences.len();
         self.index.insert(key, self.closed.len());
         self.closed.push(failure);

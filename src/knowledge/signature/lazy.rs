@@ -23,6 +23,7 @@ use regex::{Regex, RegexBuilder};
 use regex_syntax::hir::{Class, Hir, HirKind};
 
 use super::atoms::AtomSet;
+use super::compile::REGEX_SIZE_LIMIT;
 use super::model::Examples;
 
 /// A regex with its pattern, built on first use. Dereferences to [`Regex`].
@@ -121,12 +122,14 @@ impl Deref for LazyRegex {
 }
 
 /// The serialized form of a [`LazyRegex`] (the frozen library, see
-/// [`crate::knowledge::frozen`]): the pattern, its limit and its atoms; never the built
-/// regex. It was checked when the library was compiled, so it comes back deferred.
+/// [`crate::knowledge::frozen`]): the pattern and its atoms; never the built regex, and
+/// never its size limit: a pattern read back is built under this build's
+/// [`REGEX_SIZE_LIMIT`], whatever the bytes it came from say (a cache entry is not an
+/// authority on how much memory a regex may take). It was checked when the library was
+/// compiled, so it comes back deferred.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Frozen {
     pattern: String,
-    limit: usize,
     atoms: Option<AtomSet>,
 }
 
@@ -134,7 +137,6 @@ impl serde::Serialize for LazyRegex {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         Frozen {
             pattern: self.pattern.clone(),
-            limit: self.limit,
             atoms: self.atoms.clone(),
         }
         .serialize(s)
@@ -144,7 +146,7 @@ impl serde::Serialize for LazyRegex {
 impl<'de> serde::Deserialize<'de> for LazyRegex {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let f = Frozen::deserialize(d)?;
-        Ok(LazyRegex::deferred(&f.pattern, f.limit).with_atoms(f.atoms))
+        Ok(LazyRegex::deferred(&f.pattern, REGEX_SIZE_LIMIT).with_atoms(f.atoms))
     }
 }
 

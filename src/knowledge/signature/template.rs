@@ -202,7 +202,7 @@ fn check_value(name: &str, value: &str, pattern: Option<&Regex>) -> Result<(), R
     }
     if value.chars().any(crate::knowledge::text::is_invisible) {
         return Err(refuse(
-            "it holds a bidi control or zero-width character (it would read differently from what runs)",
+            "it holds an invisible or format character (Unicode Default_Ignorable_Code_Point or Cf: it would read differently from what runs)",
         ));
     }
     if value.starts_with('-') {
