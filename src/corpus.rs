@@ -111,6 +111,7 @@ impl Expected {
             evidence: self.evidence.map(e),
             noise: all(self.noise),
             must_not: all(self.must_not),
+            via: self.via.map(e),
         }
     }
 }
