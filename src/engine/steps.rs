@@ -144,7 +144,7 @@ re!(ERRORISH_RE, ERRORISH);
 /// What makes an error word no error: a zero count, a passing test, an informational
 /// line, a flag or an identifier that holds the word, a command being echoed.
 const BENIGN: &str = r"(?ix)
- \b0\ (?:failures?|errors?|failed)\b|\b(?:failures?|errors?|failed):?\ 0\b|\bno\ (?:errors?|failures?)\b|\bpassed\b|\bok\b\s*$|\bPASS\b|\u{2713}|\u{2714}
+ \b0\ (?:failures?|errors?|failed)\b|\b(?:failures?|errors?|failed):?\ 0\b|\bno\ (?:errors?|failures?)\b|\bpassed\b|\bok\b\s*$|(?-i:\bPASS\b)|\u{2713}|\u{2714}
  |^\s*(?:INFO|DEBUG)\b|\[INFO\]|-Werror|-Wno-|-Wall|-fno-|--error|error_?reporting|errors?\.(?:js|py|rb|go|h|c|ts)\b|_error|error_|Error\.php|ErrorHandler
  |^\s*(?:\+\ |\$\ )|^\s*(?:Compiling|Downloading|Installing|Collecting|Requirement|Building|Running|Fetching|Using)\b|\bskipp?ed\b|allow_failures|fast_finish|on_failure|--fail-fast|failfast";
 re!(BENIGN_RE, BENIGN);

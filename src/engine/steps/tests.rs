@@ -43,6 +43,11 @@ fn classes() {
         classify("error handling configured", Some(Level::Info)),
         None
     );
+    // "pass" as a verb is no passing test
+    assert!(!benign(
+        "ValueError: You can't pass `load_in_4bit` as a kwarg"
+    ));
+    assert!(benign("test_parse ... PASS"));
     // a line with none of the literals is never classified (the fast path skips it)
     assert_eq!(classify("all good here", None), None);
 }
