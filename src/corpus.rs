@@ -16,6 +16,7 @@ pub mod baseline;
 pub mod diff;
 pub mod invariance;
 pub mod junit;
+pub mod knockout;
 pub mod metamorph;
 pub mod render;
 pub mod run;

@@ -31,6 +31,21 @@ impl Library {
     pub fn get(&self, id: &str) -> Option<&Signature> {
         self.signatures.iter().find(|s| s.id == id)
     }
+
+    /// The library with only the signatures `keep` accepts (the rest of it unchanged):
+    /// the reduced libraries of a knock-out run.
+    pub fn subset(&self, keep: impl Fn(&Signature) -> bool) -> Library {
+        let kept = self
+            .signatures
+            .iter()
+            .filter(|s| keep(s))
+            .cloned()
+            .collect();
+        Library {
+            signatures: Signatures::new(kept),
+            plumbing: self.plumbing.clone(),
+        }
+    }
 }
 
 /// The embedded library's files: (path relative to `signatures/`, text).
