@@ -205,7 +205,7 @@ fn run_knockout(a: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     let lib = a.library.load()?;
     let start = std::time::Instant::now();
-    let ks = crate::corpus::knockout::run(&lib, a.engine.engine, &incidents);
+    let ks = crate::corpus::knockout::run(&lib, a.engine.engine, &incidents, &a.dir);
     eprintln!(
         "crashdoc corpus run --knockout: {} incidents from {} in {:.2} s",
         ks.len(),

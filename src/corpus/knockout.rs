@@ -15,11 +15,17 @@
 //! outcome (it is a miss already, and stays one). Incidents are grouped by what is
 //! knocked out, so each reduced library is compiled once.
 //!
+//! The category model is retrained for each fold ([`fold_library`]): without the
+//! signatures left out and without the corpus key lines of the fold's incidents and of
+//! every incident from the same thread. An incident the full library does not explain is
+//! a fold of its own (nothing left out but its own key line and its thread's).
+//!
 //! Measures, over incidents expecting a failure category (not `none`, not `other`):
 //! top-1 category, no cause at all, and confident wrong (a `high` top cause of another
 //! category); code bugs (`other`) are reported apart: how many get a `high` cause.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -28,6 +34,7 @@ use crate::engine::diagnosis::Diagnosis;
 use crate::engine::matcher::{Compiled, EngineKind};
 use crate::engine::pipeline::Engine;
 use crate::engine::rank::Confidence;
+use crate::knowledge::model::{featurize, library_docs, Doc, Featured, Model};
 use crate::knowledge::signature::Library;
 
 /// One incident under knock-out.
@@ -103,6 +110,9 @@ fn explaining(inc: &Incident, full: &Diagnosis) -> Option<String> {
         return None;
     }
     let top = full.causes.first()?;
+    if top.layer.as_deref() == Some("inferred") {
+        return None;
+    }
     let cat = top.category.as_str();
     (cat == e.category || e.also.iter().any(|a| a == cat)).then(|| top.signature.clone())
 }
@@ -140,10 +150,53 @@ fn diagnose_all<'a>(
         .collect()
 }
 
-/// Runs the knock-out over a corpus. Incidents whose log cannot be read are left out.
-pub fn run(lib: &Library, kind: EngineKind, incidents: &[Incident]) -> Vec<KnockedIncident> {
-    let full = Compiled::new(lib);
-    let Ok(full) = full else {
+/// The thread an incident comes from (its source without a fragment): folds split by it.
+fn thread(source: &str) -> &str {
+    source.split('#').next().unwrap_or(source)
+}
+
+/// The library a fold diagnoses with: without `removed`, and, when the library has a
+/// category model, one retrained without those signatures and without the corpus
+/// documents of `held_out` incidents (and every incident of their threads), so the model
+/// never saw what it is asked about. `docs` are the full library's and the corpus's.
+fn fold_library(
+    lib: &Library,
+    removed: &BTreeSet<String>,
+    held_out: &[&Incident],
+    docs: &[Featured<'_>],
+    sources: &BTreeMap<String, String>,
+) -> Library {
+    let mut reduced = without(lib, removed);
+    if lib.model.is_some() {
+        let threads: BTreeSet<&str> = held_out
+            .iter()
+            .map(|i| thread(&i.expected.source))
+            .collect();
+        let keep = |d: &Doc| match (&d.signature, &d.incident) {
+            (Some(s), _) => !removed.contains(s),
+            (None, Some(name)) => {
+                !sources
+                    .get(name)
+                    .is_some_and(|s| threads.contains(thread(s)))
+                    && !held_out.iter().any(|i| &i.name == name)
+            }
+            (None, None) => true,
+        };
+        let kept: Vec<Featured<'_>> = docs.iter().filter(|d| keep(d.doc)).cloned().collect();
+        reduced.model = Some(Arc::new(Model::train_featured(&kept)));
+    }
+    reduced
+}
+
+/// Runs the knock-out over a corpus (`dir` holds it: its key lines train the folds'
+/// models). Incidents whose log cannot be read are left out.
+pub fn run(
+    lib: &Library,
+    kind: EngineKind,
+    incidents: &[Incident],
+    dir: &std::path::Path,
+) -> Vec<KnockedIncident> {
+    let Ok(full) = Compiled::new(lib) else {
         return Vec::new();
     };
     let all: Vec<&Incident> = incidents.iter().collect();
@@ -151,20 +204,31 @@ pub fn run(lib: &Library, kind: EngineKind, incidents: &[Incident]) -> Vec<Knock
         .par_iter()
         .map(|inc| diagnose_all(&full, kind, &[*inc]).remove(0))
         .collect();
+    // a fold: the signatures left out, and the incidents it diagnoses
     let mut groups: BTreeMap<BTreeSet<String>, Vec<&Incident>> = BTreeMap::new();
-    let mut out = Vec::new();
+    let mut alone: Vec<&Incident> = Vec::new();
     for (inc, d) in &full_runs {
-        let Some(d) = d else { continue };
-        match explaining(inc, d) {
+        if d.is_none() {
+            continue;
+        }
+        match d.as_ref().and_then(|d| explaining(inc, d)) {
             Some(id) => groups.entry(knocked_with(lib, &id)).or_default().push(inc),
-            None => out.push(knocked(inc, d, Vec::new())),
+            None => alone.push(inc),
         }
     }
-    let groups: Vec<(BTreeSet<String>, Vec<&Incident>)> = groups.into_iter().collect();
-    let more: Vec<KnockedIncident> = groups
+    let mut folds: Vec<(BTreeSet<String>, Vec<&Incident>)> = groups.into_iter().collect();
+    folds.extend(alone.into_iter().map(|i| (BTreeSet::new(), vec![i])));
+    let mut docs = library_docs(lib);
+    docs.extend(crate::knowledge::model::corpus_docs(dir));
+    let featured = featurize(&docs);
+    let sources: BTreeMap<String, String> = incidents
+        .iter()
+        .map(|i| (i.name.clone(), i.expected.source.clone()))
+        .collect();
+    let mut out: Vec<KnockedIncident> = folds
         .par_iter()
         .flat_map_iter(|(removed, incs)| {
-            let reduced = without(lib, removed);
+            let reduced = fold_library(lib, removed, incs, &featured, &sources);
             let removed: Vec<String> = removed.iter().cloned().collect();
             let Ok(compiled) = Compiled::new(&reduced) else {
                 return Vec::new();
@@ -175,7 +239,6 @@ pub fn run(lib: &Library, kind: EngineKind, incidents: &[Incident]) -> Vec<Knock
                 .collect::<Vec<_>>()
         })
         .collect();
-    out.extend(more);
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
 }

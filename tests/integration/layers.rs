@@ -25,6 +25,7 @@ const ENGINE: &[(&str, u32)] = &[
     ("extract", 3),
     ("matcher", 4),
     ("rank", 5),
+    ("infer", 5),
     ("diagnosis", 6),
     ("findings", 6),
     ("pipeline", 7),
