@@ -13,6 +13,7 @@
 
 pub mod add;
 pub mod baseline;
+pub mod calibration;
 pub mod diff;
 pub mod invariance;
 pub mod junit;

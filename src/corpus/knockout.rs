@@ -49,6 +49,8 @@ pub struct KnockedIncident {
     pub top_layer: Option<String>,
     /// The top cause's score, when there is one.
     pub top_score: Option<f64>,
+    /// The top cause's probability, when it is inferred.
+    pub top_probability: Option<f64>,
     /// The top cause is right (its category is expected or in `also`).
     pub right: bool,
 }
@@ -132,6 +134,7 @@ fn knocked(inc: &Incident, d: &Diagnosis, removed: Vec<String>) -> KnockedIncide
         removed,
         top_layer: top.and_then(|c| c.layer.clone()),
         top_score: top.map(|c| c.score),
+        top_probability: top.and_then(|c| c.probability),
         right,
         outcome,
     }
@@ -323,6 +326,36 @@ pub fn render(ks: &[KnockedIncident]) -> String {
         s,
         "\n  code bugs (other): {high}/{} with a high cause",
         bugs.len()
+    );
+    let failing: Vec<&KnockedIncident> = ks.iter().filter(|k| k.expects_category()).collect();
+    let points: Vec<(f64, bool)> = failing
+        .iter()
+        .filter_map(|k| k.top_score.map(|p| (p, k.right)))
+        .collect();
+    let _ = write!(
+        s,
+        "\n{}",
+        super::calibration::render("reliability of the top cause's score", &points)
+    );
+    let inferred: Vec<(f64, bool)> = failing
+        .iter()
+        .filter_map(|k| k.top_probability.map(|p| (p, k.right)))
+        .collect();
+    let _ = write!(
+        s,
+        "\n{}",
+        super::calibration::render("inferred top causes: probability", &inferred)
+    );
+    let medium = inferred
+        .iter()
+        .filter(|(p, _)| *p >= crate::engine::infer::MEDIUM_FROM)
+        .collect::<Vec<_>>();
+    let _ = writeln!(
+        s,
+        "  medium (probability ≥ {}): {}/{} right",
+        crate::engine::infer::MEDIUM_FROM,
+        medium.iter().filter(|(_, r)| *r).count(),
+        medium.len()
     );
     let _ = writeln!(s, "\nmisses:");
     for k in ks.iter().filter(|k| k.expects_category() && !k.right) {

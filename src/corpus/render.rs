@@ -195,6 +195,15 @@ pub fn text(r: &CorpusReport, heading: &str) -> String {
     let _ = writeln!(out, "  ({SPLIT_NOTE})");
     let _ = writeln!(out, "\nCalibration ({CALIBRATION_NOTE})");
     text_table(&mut out, &calibration(s));
+    let _ = writeln!(
+        out,
+        "\n{}",
+        super::calibration::render(
+            "Reliability of the top cause's score (predicted) against right (observed)",
+            &super::score::reliability_points(&r.incidents)
+        )
+        .trim_end()
+    );
     let _ = writeln!(out, "\nBy category");
     text_table(&mut out, &categories(s));
     let _ = writeln!(out, "\nSignatures as the top cause ({SIGNATURE_NOTE})");

@@ -320,8 +320,17 @@ impl Diagnosis {
             let explained: Vec<FailureId> =
                 causes.iter().flat_map(|c| c.failures.clone()).collect();
             if let Some(i) = crate::engine::infer::infer(lib, &x, &explained) {
-                let at = if i.confidence == Confidence::Medium { 0 } else { causes.len() };
-                causes.insert(at, cx.inferred(&i));
+                // first when medium and its failure is the earliest (a root, not what
+                // followed a cause found); else after the causes found
+                let first_line = |c: &Cause| c.first.as_ref().map_or(usize::MAX, |o| o.line);
+                let inferred = cx.inferred(&i);
+                let earliest = causes.iter().all(|c| first_line(&inferred) < first_line(c));
+                let at = if i.confidence == Confidence::Medium && earliest {
+                    0
+                } else {
+                    causes.len()
+                };
+                causes.insert(at, inferred);
                 causes.truncate(opts.top);
                 for (n, c) in causes.iter_mut().enumerate() {
                     c.rank = n + 1;
@@ -447,7 +456,9 @@ impl Assembly<'_> {
             rank: 1,
             signature: format!("inferred:{}", i.category.as_str()),
             layer: Some("inferred".to_string()),
-            title: format!("probably {what} (inferred from the failure's words; no signature matches)"),
+            title: format!(
+                "probably {what} (inferred from the failure's words; no signature matches)"
+            ),
             category: i.category,
             severity: Severity::Error,
             confidence: i.confidence,

@@ -30,7 +30,7 @@ use crate::knowledge::signature::{Category, Library};
 pub const MAX_SCORE: f64 = 0.74;
 /// The probability from which an inferred cause is `medium` (set from the knock-out run,
 /// README "Knock-out").
-pub const MEDIUM_FROM: f64 = 0.6;
+pub const MEDIUM_FROM: f64 = 0.4;
 /// Signatures named as the nearest.
 pub const NEAREST: usize = 3;
 /// A nearest signature less similar than this is not named.
@@ -74,6 +74,18 @@ fn shape_rank(k: FailureKind) -> Option<u8> {
     }
 }
 
+/// Lines after an error line within which its attempt ends for it to be what stopped the
+/// run (a healthy server prints routine error lines and goes on for long after).
+pub const TERMINAL_LINES: usize = 30;
+
+/// The run ended soon after this failure: its attempt's last line is close.
+fn terminal(x: &Extraction, f: &Failure) -> bool {
+    x.attempts
+        .iter()
+        .find(|a| a.index == f.attempt)
+        .is_some_and(|a| a.last_line.saturating_sub(f.last_line()) <= TERMINAL_LINES)
+}
+
 /// A person stopping the program is no failure.
 fn interrupted(f: &Failure) -> bool {
     f.primary()
@@ -87,8 +99,18 @@ fn target<'x>(x: &'x Extraction, explained: &[FailureId]) -> Option<&'x Failure>
     x.failures
         .iter()
         .filter(|f| !explained.contains(&f.id) && !f.consequence_shape && !interrupted(f))
-        .filter_map(|f| shape_rank(f.kind).map(|r| (r, f)))
-        .min_by_key(|(r, f)| (*r, !(f.first_in_attempt && f.consequence_of.is_none()), f.id))
+        .filter_map(|f| match (shape_rank(f.kind), f.kind) {
+            (Some(r), _) => Some((r, f)),
+            (None, FailureKind::ErrorLine) if terminal(x, f) => Some((2, f)),
+            _ => None,
+        })
+        .min_by_key(|(r, f)| {
+            (
+                *r,
+                !(f.first_in_attempt && f.consequence_of.is_none()),
+                f.id,
+            )
+        })
         .map(|(_, f)| f)
 }
 

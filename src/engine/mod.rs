@@ -19,7 +19,7 @@ pub mod matcher;
 pub mod rank;
 
 pub mod diagnosis;
-pub mod infer;
 pub mod findings;
+pub mod infer;
 
 pub mod pipeline;

@@ -39,7 +39,7 @@ const MAX_WORDS: usize = 64;
 const ALPHA: f64 = 0.1;
 /// Divisor of the per-feature average log-likelihood before the softmax: the larger,
 /// the flatter the probabilities (see [`Model::predict`]).
-pub const TEMPERATURE: f64 = 0.08;
+pub const TEMPERATURE: f64 = 0.25;
 
 /// One training document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -440,10 +440,9 @@ pub fn corpus_docs(dir: &std::path::Path) -> Vec<Doc> {
     names.sort();
     let mut out = Vec::new();
     for p in names {
-        let Ok(text) = super::files::read_text(
-            &p.join("expected.yaml"),
-            super::files::MAX_SMALL_FILE_BYTES,
-        ) else {
+        let Ok(text) =
+            super::files::read_text(&p.join("expected.yaml"), super::files::MAX_SMALL_FILE_BYTES)
+        else {
             continue;
         };
         let Ok(f) = serde_saphyr::from_str::<IncidentFile>(&text) else {
@@ -495,10 +494,26 @@ mod tests {
     #[test]
     fn the_words_pick_the_class_and_the_nearest_signature() {
         let m = Model::train(&[
-            doc("gpu-oom", "oom-a", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20 MiB"),
-            doc("gpu-oom", "oom-b", "RuntimeError: CUDA out of memory while allocating the KV cache"),
-            doc("port-in-use", "port-a", "OSError: [Errno 98] Address already in use"),
-            doc("port-in-use", "port-b", "bind failed: address already in use (port 8000)"),
+            doc(
+                "gpu-oom",
+                "oom-a",
+                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20 MiB",
+            ),
+            doc(
+                "gpu-oom",
+                "oom-b",
+                "RuntimeError: CUDA out of memory while allocating the KV cache",
+            ),
+            doc(
+                "port-in-use",
+                "port-a",
+                "OSError: [Errno 98] Address already in use",
+            ),
+            doc(
+                "port-in-use",
+                "port-b",
+                "bind failed: address already in use (port 8000)",
+            ),
         ]);
         let p = m
             .predict("ERROR: CUDA out of memory. Tried to allocate 2.00 GiB", 2)
@@ -506,7 +521,9 @@ mod tests {
         assert_eq!(p.top().map(|t| t.0), Some("gpu-oom"));
         assert!(p.top().is_some_and(|t| t.1 > 0.5));
         assert!(p.nearest[0].0.starts_with("oom-"));
-        let q = m.predict("error: address already in use", 1).expect("known");
+        let q = m
+            .predict("error: address already in use", 1)
+            .expect("known");
         assert_eq!(q.top().map(|t| t.0), Some("port-in-use"));
         assert!(m.predict("zzz qqq", 1).is_none());
     }
