@@ -346,15 +346,17 @@ pub fn render(ks: &[KnockedIncident]) -> String {
         "\n{}",
         super::calibration::render("inferred top causes: probability", &inferred)
     );
-    let medium = inferred
+    let medium: Vec<&&KnockedIncident> = failing
         .iter()
-        .filter(|(p, _)| *p >= crate::engine::infer::MEDIUM_FROM)
-        .collect::<Vec<_>>();
+        .filter(|k| {
+            k.top_probability.is_some() && k.outcome.top_confidence == Some(Confidence::Medium)
+        })
+        .collect();
     let _ = writeln!(
         s,
-        "  medium (probability ≥ {}): {}/{} right",
+        "  inferred top causes at medium (probability ≥ {}, an exception or a fatal shape read): {}/{} right",
         crate::engine::infer::MEDIUM_FROM,
-        medium.iter().filter(|(_, r)| *r).count(),
+        medium.iter().filter(|k| k.right).count(),
         medium.len()
     );
     let _ = writeln!(s, "\nmisses:");

@@ -317,8 +317,12 @@ impl Diagnosis {
             causes.push(cx.cause(r, causes.len() + 1));
         }
         if causes.iter().all(|c| c.confidence == Confidence::Low) {
-            let explained: Vec<FailureId> =
-                causes.iter().flat_map(|c| c.failures.clone()).collect();
+            // failures any signature matched (a benign one, a consequence folded under
+            // another) are not what nothing explains
+            let explained: Vec<FailureId> = ranked
+                .iter()
+                .flat_map(|r| r.failures.iter().copied())
+                .collect();
             if let Some(i) = crate::engine::infer::infer(lib, &x, &explained) {
                 // first when medium and its failure is the earliest (a root, not what
                 // followed a cause found); else after the causes found
@@ -364,9 +368,12 @@ impl Diagnosis {
         }
     }
 
-    /// Exit status: 0 when a cause was found, 1 when none.
+    /// Exit status: 0 when a cause was found, 1 when none (an inferred category alone is
+    /// no known cause).
     pub fn found(&self) -> bool {
-        !self.causes.is_empty()
+        self.causes
+            .iter()
+            .any(|c| c.layer.as_deref() != Some("inferred"))
     }
 }
 

@@ -11,7 +11,9 @@
 //! It says less than a signature: an inferred cause is never `high` (capped at
 //! [`MAX_SCORE`]) and is `medium` only from [`MEDIUM_FROM`], set on the knock-out run
 //! (`crashdoc corpus run --knockout`: the inferred causes from that probability up are
-//! right ≥ 70 % of the time); below it, `low`. A failure the model finds most like the
+//! right ≥ 70 % of the time), and only when it reads an exception or a fatal shape;
+//! below it, or from an error line, `low`. It never makes the exit status 0 alone (no
+//! known cause). A failure the model finds most like the
 //! routine lines of benign signatures gets nothing (it is no cause), nor does one whose
 //! words the model never saw.
 //!
@@ -56,9 +58,11 @@ pub struct Inference {
     pub evidence: Vec<EvidenceLine>,
 }
 
-/// How telling a failure's shape is: an exception or a fatal signal, then a CUDA or NCCL
-/// error; `None` for the shapes a healthy run prints too (error lines, warnings, systemd
-/// lines: on the corpus's healthy logs those gave 14 of 15 spurious inferred causes).
+/// How telling a failure's shape is: an exception or a fatal signal (`Some(0)`); a line
+/// of a CUDA or NCCL error or an error line (`Some(1)`), which a healthy run prints too
+/// (NCCL's `WARN` level, a routine `ERROR`): read only when the run ends soon after
+/// ([`terminal`]) and never more than `low`; never warnings and systemd lines (on the
+/// corpus's healthy logs those gave most of the spurious inferred causes).
 fn shape_rank(k: FailureKind) -> Option<u8> {
     match k {
         FailureKind::Traceback
@@ -66,11 +70,8 @@ fn shape_rank(k: FailureKind) -> Option<u8> {
         | FailureKind::Abort
         | FailureKind::Signal
         | FailureKind::OomKill => Some(0),
-        FailureKind::CudaError | FailureKind::Nccl => Some(1),
-        FailureKind::ErrorLine
-        | FailureKind::Systemd
-        | FailureKind::Warning
-        | FailureKind::Line => None,
+        FailureKind::CudaError | FailureKind::Nccl | FailureKind::ErrorLine => Some(1),
+        FailureKind::Systemd | FailureKind::Warning | FailureKind::Line => None,
     }
 }
 
@@ -92,16 +93,16 @@ fn interrupted(f: &Failure) -> bool {
         .is_some_and(|e| e.exception_type.ends_with("KeyboardInterrupt"))
 }
 
-/// The failure inference reads: of those no cause explains and that are not a
+/// The failure inference reads: of those no signature matched and that are not a
 /// consequence, the most telling shape, the first failure of an attempt first, then the
 /// earliest.
 fn target<'x>(x: &'x Extraction, explained: &[FailureId]) -> Option<&'x Failure> {
     x.failures
         .iter()
         .filter(|f| !explained.contains(&f.id) && !f.consequence_shape && !interrupted(f))
-        .filter_map(|f| match (shape_rank(f.kind), f.kind) {
-            (Some(r), _) => Some((r, f)),
-            (None, FailureKind::ErrorLine) if terminal(x, f) => Some((2, f)),
+        .filter_map(|f| match shape_rank(f.kind) {
+            Some(0) => Some((0, f)),
+            Some(r) if terminal(x, f) => Some((r, f)),
             _ => None,
         })
         .min_by_key(|(r, f)| {
@@ -114,11 +115,17 @@ fn target<'x>(x: &'x Extraction, explained: &[FailureId]) -> Option<&'x Failure>
         .map(|(_, f)| f)
 }
 
-/// The failure's text as the model reads it: its raw lines.
+/// The failure's text as the model reads it: its lines' messages, the log's prefixes
+/// (timestamps, journald, process tags) peeled, so that how the log was captured does not
+/// change what it says.
 fn text(f: &Failure) -> String {
     let mut s = String::new();
     for l in &f.lines {
-        s.push_str(&l.text);
+        s.push_str(if l.message.is_empty() {
+            &l.text
+        } else {
+            &l.message
+        });
         s.push('\n');
     }
     if s.is_empty() {
@@ -153,7 +160,8 @@ pub fn infer(lib: &Library, x: &Extraction, explained: &[FailureId]) -> Option<I
         return None;
     }
     let category = Category::parse(class)?;
-    let confidence = if probability >= MEDIUM_FROM {
+    // an error line is a weaker witness than an exception: a healthy run prints some
+    let confidence = if probability >= MEDIUM_FROM && shape_rank(f.kind) == Some(0) {
         Confidence::Medium
     } else {
         Confidence::Low

@@ -25,10 +25,10 @@ const ENGINE: &[(&str, u32)] = &[
     ("extract", 3),
     ("matcher", 4),
     ("rank", 5),
-    ("infer", 5),
-    ("diagnosis", 6),
-    ("findings", 6),
-    ("pipeline", 7),
+    ("infer", 6),
+    ("diagnosis", 7),
+    ("findings", 7),
+    ("pipeline", 8),
 ];
 
 fn rank(table: &[(&str, u32)], name: &str) -> Option<u32> {

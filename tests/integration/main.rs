@@ -13,6 +13,7 @@ mod follow;
 mod hardening;
 mod hostile;
 mod incidents;
+mod inference;
 mod layers;
 mod library;
 mod matching;

@@ -29,9 +29,10 @@ pub struct Library {
     #[serde(default)]
     pub guides: Vec<super::guide::Guide>,
     /// The category model ([`crate::knowledge::model`]): trained at build time on the
-    /// embedded library and the corpus, attached to a library that includes the embedded
-    /// one ([`crate::knowledge::frozen::with_model`]); `None` for a library of folders
-    /// alone.
+    /// embedded library and the corpus, attached to every loaded library
+    /// ([`crate::knowledge::frozen::with_model`]; its nearest signatures name only the
+    /// loaded library's); `None` in a library built otherwise (a knock-out fold before
+    /// it retrains one).
     #[serde(skip)]
     pub model: Option<std::sync::Arc<crate::knowledge::model::Model>>,
 }
@@ -323,10 +324,7 @@ pub fn load_yaml(sources: &[LibrarySource]) -> Result<Library, LoadErrors> {
     // files that could be read are compiled even when others could not, so that every
     // error of every file is reported at once
     match compile_files(&files) {
-        Ok(lib) if errors.is_empty() && sources.contains(&LibrarySource::Builtin) => {
-            Ok(crate::knowledge::frozen::with_model(lib))
-        }
-        Ok(lib) if errors.is_empty() => Ok(lib),
+        Ok(lib) if errors.is_empty() => Ok(crate::knowledge::frozen::with_model(lib)),
         Ok(_) => Err(LoadErrors(errors)),
         Err(LoadErrors(mut more)) => {
             errors.append(&mut more);
