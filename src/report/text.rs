@@ -493,6 +493,12 @@ pub fn render(d: &Diagnosis, st: Style) -> String {
         }
     }
     let _ = writeln!(out, "{}\n", st.bold(&head));
+    if !d.causes.is_empty() && !d.found() {
+        let _ = writeln!(
+            out,
+            "No known cause found. What the failure's words suggest (layer inferred):\n"
+        );
+    }
     if d.causes.is_empty() {
         let _ = writeln!(out, "No known cause found.");
         if let Some(u) = &d.unexplained {
