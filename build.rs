@@ -16,6 +16,7 @@ mod knowledge {
     pub mod files;
     pub mod frozen;
     pub mod links;
+    pub mod model;
     pub mod rules;
     pub mod signature;
     pub mod sources;
@@ -28,6 +29,7 @@ mod knowledge {
         pub static RULE_FILES: &[(&str, &str)] = &[];
         pub static FROZEN_SIGNATURES: &[u8] = &[];
         pub static FROZEN_RULES: &[u8] = &[];
+        pub static FROZEN_MODEL: &[u8] = &[];
     }
 }
 
@@ -59,6 +61,7 @@ fn main() {
     let signatures = embed("signatures", "embedded_signatures.rs", Kind::Signatures);
     let rules = embed("rules", "embedded_rules.rs", Kind::Rules);
     let library = knowledge::signature::load::compile_files(&signatures);
+    write("model.frozen", &model(library.as_ref().ok()));
     write("signatures.frozen", &frozen("signatures", library));
     write(
         "rules.frozen",
@@ -84,6 +87,21 @@ fn build_id() {
     println!("cargo:rerun-if-changed=src/knowledge");
     println!("cargo:rerun-if-changed=Cargo.lock");
     println!("cargo:rustc-env=CRASHDOC_BUILD_ID={:016x}", h.finish());
+}
+
+/// The category model, trained on the embedded library's examples and literals and on
+/// the corpus's key lines (`src/knowledge/model.rs`), frozen; nothing when the library
+/// does not compile.
+fn model(library: Option<&knowledge::signature::Library>) -> Vec<u8> {
+    let Some(lib) = library else {
+        return Vec::new();
+    };
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
+    println!("cargo:rerun-if-changed=corpus");
+    let mut docs = knowledge::model::library_docs(lib);
+    docs.extend(knowledge::model::corpus_docs(&root.join("corpus")));
+    knowledge::frozen::freeze(&knowledge::model::Model::train(&docs))
+        .unwrap_or_else(|e| panic!("cannot serialize the category model: {e}"))
 }
 
 /// The frozen form of a compiled library, or nothing (with a warning) when it does not

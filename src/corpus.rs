@@ -13,10 +13,12 @@
 
 pub mod add;
 pub mod baseline;
+pub mod calibration;
 pub mod cluster;
 pub mod diff;
 pub mod invariance;
 pub mod junit;
+pub mod knockout;
 pub mod metamorph;
 pub mod render;
 pub mod run;

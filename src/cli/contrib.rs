@@ -187,7 +187,7 @@ pub fn library_with_dirs(
                 errors,
             }
         })?;
-    Ok((lib, names, replaced))
+    Ok((crate::knowledge::frozen::with_model(lib), names, replaced))
 }
 
 pub fn run_new(a: &NewArgs) -> anyhow::Result<ExitCode> {

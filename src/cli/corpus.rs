@@ -61,6 +61,11 @@ pub struct RunArgs {
     /// pair that held there and fails now is a regression.
     #[arg(long)]
     pub metamorphic: bool,
+    /// Generalization instead of accuracy: each incident is diagnosed without the
+    /// signature that explains it (and every signature sharing one of its example
+    /// texts); prints top-1 category, no cause and confident wrong, per category.
+    #[arg(long, conflicts_with_all = ["metamorphic", "baseline"])]
+    pub knockout: bool,
     #[command(flatten)]
     pub library: LibraryArgs,
     #[command(flatten)]
@@ -125,6 +130,9 @@ fn run_run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     if a.metamorphic {
         return run_metamorphic(a);
     }
+    if a.knockout {
+        return run_knockout(a);
+    }
     let incidents = corpus::load_dir(&a.dir)?;
     if incidents.is_empty() {
         anyhow::bail!(
@@ -188,6 +196,28 @@ fn run_run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::from(code))
+}
+
+/// `corpus run --knockout`.
+fn run_knockout(a: &RunArgs) -> anyhow::Result<ExitCode> {
+    let incidents = corpus::load_dir(&a.dir)?;
+    if incidents.is_empty() {
+        anyhow::bail!(
+            "{}: no incidents (sub-folders with expected.yaml and log.txt)",
+            a.dir.display()
+        );
+    }
+    let lib = a.library.load()?;
+    let start = std::time::Instant::now();
+    let ks = crate::corpus::knockout::run(&lib, a.engine.engine, &incidents, &a.dir);
+    eprintln!(
+        "crashdoc corpus run --knockout: {} incidents from {} in {:.2} s",
+        ks.len(),
+        a.dir.display(),
+        start.elapsed().as_secs_f64()
+    );
+    print(&crate::corpus::knockout::render(&ks))?;
+    Ok(ExitCode::from(EXIT_FOUND))
 }
 
 /// `corpus run --metamorphic`.

@@ -200,6 +200,7 @@ mod tests {
             got: top.map(|_| "gpu-oom".to_string()).into_iter().collect(),
             signatures: top.map(str::to_string).into_iter().collect(),
             top_confidence: None,
+            top_score: None,
             top_layer: None,
             top1: ok,
             top3: ok,

@@ -48,6 +48,9 @@ pub struct IncidentResult {
     pub signatures: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_confidence: Option<String>,
+    /// The top cause's score (0 to 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_score: Option<f64>,
     /// The layer of knowledge of the top cause, when not a signature file (`fuzzy`,
     /// `fallback`, `wrapper`, `table:<id>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -82,6 +85,7 @@ impl IncidentResult {
             got: o.got.clone(),
             signatures: d.causes.iter().map(|c| c.signature.clone()).collect(),
             top_confidence: o.top_confidence.map(|c| c.as_str().to_string()),
+            top_score: d.causes.first().map(|c| c.score),
             top_layer: d.causes.first().and_then(|c| c.layer.clone()),
             top1: o.top1,
             top3: o.top3,
@@ -106,6 +110,7 @@ impl IncidentResult {
             got: Vec::new(),
             signatures: Vec::new(),
             top_confidence: None,
+            top_score: None,
             top_layer: None,
             top1: false,
             top3: false,
@@ -289,6 +294,13 @@ fn top_right(i: &IncidentResult) -> bool {
     i.got
         .first()
         .is_some_and(|c| *c == i.expected || i.also.contains(c))
+}
+
+/// (score, right) of every incident's top cause: the reliability table's points.
+pub fn reliability_points(inc: &[IncidentResult]) -> Vec<(f64, bool)> {
+    inc.iter()
+        .filter_map(|i| i.top_score.map(|s| (s, top_right(i))))
+        .collect()
 }
 
 /// The calibration table, levels from high to low.

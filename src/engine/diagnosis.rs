@@ -146,6 +146,12 @@ pub struct Cause {
     /// cause, not ranked as causes of their own (their fixes are not printed first).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub also_matches: Vec<AlsoMatch>,
+    /// For an inferred cause (layer `inferred`): the category model's probability.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probability: Option<f64>,
+    /// For an inferred cause: the signatures whose words are nearest.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub resembles: Vec<crate::engine::infer::Resemblance>,
     /// Crash attempts it was seen in.
     pub attempts: usize,
     /// Streams (workers, ranks, processes) that show it.
@@ -439,6 +445,31 @@ impl Diagnosis {
             }
             causes.push(cx.cause(r, causes.len() + 1));
         }
+        if causes.iter().all(|c| c.confidence == Confidence::Low) {
+            // failures any signature matched (a benign one, a consequence folded under
+            // another) are not what nothing explains
+            let explained: Vec<FailureId> = ranked
+                .iter()
+                .flat_map(|r| r.failures.iter().copied())
+                .collect();
+            if let Some(i) = crate::engine::infer::infer(lib, &x, &explained) {
+                // first when medium and its failure is the earliest (a root, not what
+                // followed a cause found); else after the causes found
+                let first_line = |c: &Cause| c.first.as_ref().map_or(usize::MAX, |o| o.line);
+                let inferred = cx.inferred(&i);
+                let earliest = causes.iter().all(|c| first_line(&inferred) < first_line(c));
+                let at = if i.confidence == Confidence::Medium && earliest {
+                    0
+                } else {
+                    causes.len()
+                };
+                causes.insert(at, inferred);
+                causes.truncate(opts.top);
+                for (n, c) in causes.iter_mut().enumerate() {
+                    c.rank = n + 1;
+                }
+            }
+        }
         noise.sort_by(|a, b| b.count.cmp(&a.count).then(a.signature.cmp(&b.signature)));
         let unexplained = if causes.is_empty() {
             x.failures
@@ -469,9 +500,12 @@ impl Diagnosis {
         }
     }
 
-    /// Exit status: 0 when a cause was found, 1 when none.
+    /// Exit status: 0 when a cause was found, 1 when none (an inferred category alone is
+    /// no known cause).
     pub fn found(&self) -> bool {
-        !self.causes.is_empty()
+        self.causes
+            .iter()
+            .any(|c| c.layer.as_deref() != Some("inferred"))
     }
 }
 
@@ -536,6 +570,8 @@ impl Assembly<'_> {
             references: sig.references.clone(),
             consequences: self.consequences(r),
             also_matches: also_matches(self.lib, self.ranked, r.signature),
+            probability: None,
+            resembles: Vec::new(),
             attempts: r.attempts.len(),
             streams: r.streams.clone(),
             occurrences: r.occurrences,
@@ -545,6 +581,50 @@ impl Assembly<'_> {
             importing: first_failure.and_then(|f| f.importing.clone()),
             failures: r.failures.clone(),
             spread: self.spread(r),
+        }
+    }
+
+    /// The cause a category inference gives ([`crate::engine::infer`]): the category's
+    /// guide as its explanation and checks.
+    fn inferred(&self, i: &crate::engine::infer::Inference) -> Cause {
+        let guide = self.lib.guide(i.category);
+        let f = self.by_id.get(&i.failure);
+        let what = guide.map_or_else(|| i.category.as_str().to_string(), |g| g.title.clone());
+        let (none, no_patterns) = (BTreeMap::new(), BTreeMap::new());
+        Cause {
+            rank: 1,
+            signature: format!("inferred:{}", i.category.as_str()),
+            layer: Some("inferred".to_string()),
+            title: format!(
+                "probably {what} (inferred from the failure's words; no signature matches)"
+            ),
+            category: i.category,
+            severity: Severity::Error,
+            confidence: i.confidence,
+            score: (i.probability.min(crate::engine::infer::MAX_SCORE) * 100.0).round() / 100.0,
+            explain: guide.map(|g| g.explain.clone()).unwrap_or_default(),
+            environment: Vec::new(),
+            evidence: i.evidence.clone(),
+            captures: BTreeMap::new(),
+            remediation: guide.map_or_else(Vec::new, |g| {
+                render_step_list(&g.checks, &none, &no_patterns, None, self.facts)
+            }),
+            references: guide.map(|g| g.references.clone()).unwrap_or_default(),
+            consequences: Vec::new(),
+            similarity: None,
+            wrapped_by: None,
+            also_matches: Vec::new(),
+            probability: Some((i.probability * 100.0).round() / 100.0),
+            resembles: i.resembles.clone(),
+            attempts: usize::from(f.is_some()),
+            streams: f.map(|f| f.streams.clone()).unwrap_or_default(),
+            occurrences: f.map_or(0, |f| f.count),
+            first: f.map(|f| f.first.clone()),
+            crash_site: f.and_then(|f| f.crash_site.clone()),
+            raise_site: f.and_then(|f| f.raise_site.clone()),
+            importing: f.and_then(|f| f.importing.clone()),
+            failures: vec![i.failure],
+            spread: Vec::new(),
         }
     }
 

@@ -23,5 +23,6 @@ pub mod rank;
 
 pub mod diagnosis;
 pub mod findings;
+pub mod infer;
 
 pub mod pipeline;

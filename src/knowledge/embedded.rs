@@ -19,3 +19,7 @@ pub static FROZEN_SIGNATURES: &[u8] =
 
 /// The compiled rules, or nothing when they did not compile at build time.
 pub static FROZEN_RULES: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/rules.frozen"));
+
+/// The category model trained at build time ([`super::model`]), or nothing when the
+/// library did not compile.
+pub static FROZEN_MODEL: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/model.frozen"));

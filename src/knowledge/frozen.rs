@@ -54,6 +54,22 @@ pub fn signatures() -> Option<Library> {
     thaw(super::embedded::FROZEN_SIGNATURES)
 }
 
+/// The category model trained at build time, read once.
+pub fn model() -> Option<std::sync::Arc<super::model::Model>> {
+    static MODEL: std::sync::OnceLock<Option<std::sync::Arc<super::model::Model>>> =
+        std::sync::OnceLock::new();
+    MODEL
+        .get_or_init(|| thaw(super::embedded::FROZEN_MODEL).map(std::sync::Arc::new))
+        .clone()
+}
+
+/// `lib` with the embedded category model attached (a library that includes the
+/// embedded one).
+pub fn with_model(mut lib: Library) -> Library {
+    lib.model = model();
+    lib
+}
+
 /// The embedded rules, as compiled at build time.
 pub fn rules() -> Option<Rules> {
     thaw(super::embedded::FROZEN_RULES)

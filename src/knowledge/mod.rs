@@ -9,6 +9,7 @@
 //!   logic), and conditions on facts (file model, compiled leaves);
 //! - [`vars`]: the `{{env.…}}` variables templates may use;
 //! - [`embedded`], [`frozen`]: the embedded library, as text and compiled at build time;
+//! - [`model`]: the category model of failures no signature explains (trained at build time);
 //! - [`failure_kind`]: the failure shapes a signature's `kind:` names;
 //! - [`links`]: which categories of failure can explain which (the causal order of causes);
 //! - [`version`]: package names and versions (PEP 503 / PEP 440);
@@ -21,6 +22,7 @@ pub mod failure_kind;
 pub mod files;
 pub mod frozen;
 pub mod links;
+pub mod model;
 pub mod rules;
 pub mod signature;
 pub mod sources;

@@ -66,6 +66,11 @@ pub fn render(d: &Diagnosis) -> String {
         if let Some(u) = &d.unexplained {
             let _ = writeln!(out, "\nFirst failure: {}", code(u));
         }
+    } else if !d.found() {
+        let _ = writeln!(
+            out,
+            "No known cause found. What the failure's words suggest (layer inferred):\n"
+        );
     }
     for c in &d.causes {
         let _ = writeln!(

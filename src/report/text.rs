@@ -556,6 +556,12 @@ pub fn render(d: &Diagnosis, st: Style) -> String {
         }
     }
     let _ = writeln!(out, "{}\n", st.bold(&head));
+    if !d.causes.is_empty() && !d.found() {
+        let _ = writeln!(
+            out,
+            "No known cause found. What the failure's words suggest (layer inferred):\n"
+        );
+    }
     if d.causes.is_empty() {
         no_cause(&mut out, d, st);
     }
@@ -751,6 +757,23 @@ fn layer_note(c: &Cause) -> Option<String> {
         )),
         ("wrapper", _, Some(w)) => Some(format!(
             "layer wrapper: found in the error wrapped by {w}"
+        )),
+        ("inferred", _, _) => Some(format!(
+            "layer inferred: no signature matched; the failure's words say {} with probability {:.2}{}",
+            c.category.as_str(),
+            c.probability.unwrap_or(c.score),
+            if c.resembles.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; resembles {}",
+                    c.resembles
+                        .iter()
+                        .map(|r| format!("{} ({:.2})", r.signature, r.similarity))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
         )),
         ("fallback", _, _) => Some(
             "layer fallback: no signature matched; a structural fallback (exception type, raising module) at low confidence".to_string(),

@@ -270,6 +270,13 @@ pub struct Cause {
     /// Less specific signatures that rest on the same evidence lines.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub also_matches: Vec<AlsoMatch>,
+    /// For an inferred cause (layer `inferred`, no signature matched): the category
+    /// model's probability of its category (0 to 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probability: Option<f64>,
+    /// For an inferred cause: the signatures whose words are nearest, nearest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub resembles: Vec<Resemblance>,
     /// Crash attempts it was seen in.
     pub attempts: usize,
     /// Streams (workers, ranks, processes) that show it.
@@ -293,6 +300,16 @@ pub struct Cause {
     /// For a signature read from a folder library (not crashdoc's own): its file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub origin: Option<String>,
+}
+
+/// A signature an inferred cause's failure resembles.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Resemblance {
+    /// The signature's id.
+    pub signature: String,
+    pub title: String,
+    /// Cosine similarity of the words (0 to 1, two decimals).
+    pub similarity: f64,
 }
 
 /// One line of evidence.
@@ -667,6 +684,16 @@ impl From<&dx::Cause> for Cause {
             similarity: c.similarity,
             wrapped_by: c.wrapped_by.clone(),
             also_matches: all(&c.also_matches),
+            probability: c.probability,
+            resembles: c
+                .resembles
+                .iter()
+                .map(|r| Resemblance {
+                    signature: r.signature.clone(),
+                    title: r.title.clone(),
+                    similarity: r.similarity,
+                })
+                .collect(),
             attempts: c.attempts,
             streams: c.streams.clone(),
             occurrences: c.occurrences,

@@ -123,7 +123,9 @@ fn the_regression_gate_fails_and_names_the_incidents_a_broken_signature_breaks()
             },
         })
         .collect();
-    let broken = signature::load::compile_files(&files).expect("compiles");
+    let broken = crashdoc::knowledge::frozen::with_model(
+        signature::load::compile_files(&files).expect("compiles"),
+    );
     let incidents = corpus::load_dir(&root().join("corpus")).expect("corpus");
     let broken = crashdoc::engine::matcher::Compiled::new(&broken).expect("compiled");
     let run = run_corpus(

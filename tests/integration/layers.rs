@@ -26,9 +26,10 @@ const ENGINE: &[(&str, u32)] = &[
     ("extract", 4),
     ("matcher", 5),
     ("rank", 6),
-    ("diagnosis", 7),
-    ("findings", 7),
-    ("pipeline", 8),
+    ("infer", 7),
+    ("diagnosis", 8),
+    ("findings", 8),
+    ("pipeline", 9),
 ];
 
 fn rank(table: &[(&str, u32)], name: &str) -> Option<u32> {

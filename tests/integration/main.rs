@@ -14,6 +14,7 @@ mod follow;
 mod hardening;
 mod hostile;
 mod incidents;
+mod inference;
 mod layers;
 mod library;
 mod matching;

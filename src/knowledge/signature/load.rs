@@ -25,11 +25,44 @@ pub struct Library {
     pub signatures: Signatures,
     /// Frame path fragments skipped when locating a crash site.
     pub plumbing: Vec<String>,
+    /// Category guides (`categories/<category>.yaml`), sorted by category.
+    #[serde(default)]
+    pub guides: Vec<super::guide::Guide>,
+    /// The category model ([`crate::knowledge::model`]): trained at build time on the
+    /// embedded library and the corpus, attached to every loaded library
+    /// ([`crate::knowledge::frozen::with_model`]; its nearest signatures name only the
+    /// loaded library's); `None` in a library built otherwise (a knock-out fold before
+    /// it retrains one).
+    #[serde(skip)]
+    pub model: Option<std::sync::Arc<crate::knowledge::model::Model>>,
 }
 
 impl Library {
     pub fn get(&self, id: &str) -> Option<&Signature> {
         self.signatures.iter().find(|s| s.id == id)
+    }
+
+    /// The library with only the signatures `keep` accepts (the rest of it unchanged,
+    /// but no model: it was trained on the signatures left out): the reduced libraries of
+    /// a knock-out run.
+    pub fn subset(&self, keep: impl Fn(&Signature) -> bool) -> Library {
+        let kept = self
+            .signatures
+            .iter()
+            .filter(|s| keep(s))
+            .cloned()
+            .collect();
+        Library {
+            signatures: Signatures::new(kept),
+            plumbing: self.plumbing.clone(),
+            guides: self.guides.clone(),
+            model: None,
+        }
+    }
+
+    /// The guide of a category, if the library has one.
+    pub fn guide(&self, c: super::model::Category) -> Option<&super::guide::Guide> {
+        self.guides.iter().find(|g| g.category == c)
     }
 }
 
@@ -48,6 +81,8 @@ enum FileRole {
     /// A code table (`tables/<id>.yaml`): entries compiled into signatures.
     Table,
     Frames,
+    /// A category guide (`categories/<category>.yaml`).
+    Guide,
     Ignored,
     Unexpected,
 }
@@ -61,6 +96,8 @@ fn role(name: &str) -> FileRole {
     let base = name.rsplit('/').next().unwrap_or(name);
     if base == "frames.yaml" {
         FileRole::Frames
+    } else if is_yaml(base) && super::guide::is_guide(name) {
+        FileRole::Guide
     } else if is_yaml(base) && is_table(name) {
         FileRole::Table
     } else if is_yaml(base) {
@@ -146,7 +183,36 @@ fn fold_other(f: &LibraryFile, lib: &mut Library, errors: &mut Vec<Diagnostic>) 
             Ok(fr) => lib.plumbing.extend(fr.plumbing),
             Err(d) => errors.push(d),
         },
+        FileRole::Guide => fold_guide(f, lib, errors),
         _ => {}
+    }
+}
+
+/// A category guide: parsed, compiled, and refused when its category has one already.
+fn fold_guide(f: &LibraryFile, lib: &mut Library, errors: &mut Vec<Diagnostic>) {
+    let g: super::guide::GuideFile = match parse_yaml(&f.name, &f.text, "category guides") {
+        Ok(g) => g,
+        Err(d) => return errors.push(d),
+    };
+    match super::guide::compile(&g, &f.name, &f.text, file_stem(&f.name)) {
+        Ok(guide) => {
+            if let Some(other) = lib.guides.iter().find(|o| o.category == guide.category) {
+                let msg = format!(
+                    "category `{}` has a guide already, in {}",
+                    guide.category.as_str(),
+                    other.file
+                );
+                let (l, c) = (
+                    g.category.referenced.line() as usize,
+                    g.category.referenced.column() as usize,
+                );
+                errors.push(Diagnostic::new(Code::E004, &f.name, msg).at(&f.text, l, c));
+            } else {
+                lib.guides.push(guide);
+                lib.guides.sort_by_key(|g| g.category);
+            }
+        }
+        Err(mut es) => errors.append(&mut es),
     }
 }
 
@@ -245,7 +311,7 @@ pub fn compile_files(files: &[LibraryFile]) -> Result<Library, LoadErrors> {
 pub fn load(sources: &[LibrarySource]) -> Result<Library, LoadErrors> {
     if let [LibrarySource::Builtin] = sources {
         if let Some(lib) = crate::knowledge::frozen::signatures() {
-            return Ok(lib);
+            return Ok(crate::knowledge::frozen::with_model(lib));
         }
     }
     load_yaml(sources)
@@ -258,7 +324,7 @@ pub fn load_yaml(sources: &[LibrarySource]) -> Result<Library, LoadErrors> {
     // files that could be read are compiled even when others could not, so that every
     // error of every file is reported at once
     match compile_files(&files) {
-        Ok(lib) if errors.is_empty() => Ok(lib),
+        Ok(lib) if errors.is_empty() => Ok(crate::knowledge::frozen::with_model(lib)),
         Ok(_) => Err(LoadErrors(errors)),
         Err(LoadErrors(mut more)) => {
             errors.append(&mut more);

@@ -7,12 +7,14 @@
 //! - [`table`]: code tables (one entry per error code, every rendering);
 //! - [`load`]: the embedded library and library folders;
 //! - [`error`]: located, coded diagnostics;
+//! - [`guide`]: category guides (`categories/<category>.yaml`) for inferred causes;
 //!
 //! The contributor's tools (lint, `sig new`, JSON Schema) are in [`crate::tools`].
 
 pub mod atoms;
 pub mod compile;
 pub mod error;
+pub mod guide;
 pub mod ids;
 pub mod lazy;
 pub mod load;

@@ -1,0 +1,189 @@
+//! Inference: a category for a failure no signature explains (layer `inferred`).
+//!
+//! When nothing in the library matches, the report used to say "no known cause". Yet a
+//! person reading the failure knows its class from the words: the category model
+//! ([`crate::knowledge::model`], trained at build time, frozen with the library) reads
+//! the failure's lines and gives each category a probability and the nearest signatures.
+//! The engine turns that into one cause: the category, its probability, the two or three
+//! signatures it resembles, and the category's guide (explain and read-only checks,
+//! [`crate::knowledge::signature::guide`]).
+//!
+//! It says less than a signature: an inferred cause is never `high` (capped at
+//! [`MAX_SCORE`]) and is `medium` only from [`MEDIUM_FROM`], set on the knock-out run
+//! (`crashdoc corpus run --knockout`: the inferred causes from that probability up are
+//! right ≥ 70 % of the time), and only when it reads an exception or a fatal shape;
+//! below it, or from an error line, `low`. It never makes the exit status 0 alone (no
+//! known cause). A failure the model finds most like the
+//! routine lines of benign signatures gets nothing (it is no cause), nor does one whose
+//! words the model never saw.
+//!
+//! When: no cause was found, or every cause found is `low` (a consequence, a structural
+//! fallback) and some failure is left unexplained; the inferred cause then ranks first
+//! when it is `medium`, last when `low`. Which failure: of those no cause explains, an
+//! exception or fatal signal before an error line before a systemd exit, the first of
+//! an attempt first. A log a signature explains with confidence costs nothing more.
+
+use crate::engine::extract::{Extraction, Failure, FailureId, FailureKind};
+use crate::engine::rank::{Confidence, EvidenceLine};
+use crate::knowledge::model::BENIGN;
+use crate::knowledge::signature::{Category, Library};
+
+/// The highest score of an inferred cause (`high` starts at 0.75).
+pub const MAX_SCORE: f64 = 0.74;
+/// The probability from which an inferred cause is `medium` (set from the knock-out run,
+/// README "Knock-out").
+pub const MEDIUM_FROM: f64 = 0.4;
+/// Signatures named as the nearest.
+pub const NEAREST: usize = 3;
+/// A nearest signature less similar than this is not named.
+pub const NEAREST_MIN: f64 = 0.15;
+
+/// A signature the failure resembles.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Resemblance {
+    pub signature: String,
+    pub title: String,
+    /// Cosine similarity of the words (0–1).
+    pub similarity: f64,
+}
+
+/// What the model infers of a failure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inference {
+    pub category: Category,
+    pub probability: f64,
+    pub confidence: Confidence,
+    pub resembles: Vec<Resemblance>,
+    pub failure: FailureId,
+    pub evidence: Vec<EvidenceLine>,
+}
+
+/// How telling a failure's shape is: an exception or a fatal signal (`Some(0)`); a line
+/// of a CUDA or NCCL error or an error line (`Some(1)`), which a healthy run prints too
+/// (NCCL's `WARN` level, a routine `ERROR`): read only when the run ends soon after
+/// ([`terminal`]) and never more than `low`; never warnings and systemd lines (on the
+/// corpus's healthy logs those gave most of the spurious inferred causes).
+fn shape_rank(k: FailureKind) -> Option<u8> {
+    match k {
+        FailureKind::Traceback
+        | FailureKind::Exception
+        | FailureKind::Abort
+        | FailureKind::Signal
+        | FailureKind::OomKill => Some(0),
+        FailureKind::CudaError | FailureKind::Nccl | FailureKind::ErrorLine => Some(1),
+        FailureKind::Systemd | FailureKind::Warning | FailureKind::Line => None,
+    }
+}
+
+/// Lines after an error line within which its attempt ends for it to be what stopped the
+/// run (a healthy server prints routine error lines and goes on for long after).
+pub const TERMINAL_LINES: usize = 30;
+
+/// The run ended soon after this failure: its attempt's last line is close.
+fn terminal(x: &Extraction, f: &Failure) -> bool {
+    x.attempts
+        .iter()
+        .find(|a| a.index == f.attempt)
+        .is_some_and(|a| a.last_line.saturating_sub(f.last_line()) <= TERMINAL_LINES)
+}
+
+/// A person stopping the program is no failure.
+fn interrupted(f: &Failure) -> bool {
+    f.primary()
+        .is_some_and(|e| e.exception_type.ends_with("KeyboardInterrupt"))
+}
+
+/// The failure inference reads: of those no signature matched and that are not a
+/// consequence, the most telling shape, the first failure of an attempt first, then the
+/// earliest.
+fn target<'x>(x: &'x Extraction, explained: &[FailureId]) -> Option<&'x Failure> {
+    x.failures
+        .iter()
+        .filter(|f| !explained.contains(&f.id) && !f.consequence_shape && !interrupted(f))
+        .filter_map(|f| match shape_rank(f.kind) {
+            Some(0) => Some((0, f)),
+            Some(r) if terminal(x, f) => Some((r, f)),
+            _ => None,
+        })
+        .min_by_key(|(r, f)| {
+            (
+                *r,
+                !(f.first_in_attempt && f.consequence_of.is_none()),
+                f.id,
+            )
+        })
+        .map(|(_, f)| f)
+}
+
+/// The failure's text as the model reads it: its lines' messages, the log's prefixes
+/// (timestamps, journald, process tags) peeled, so that how the log was captured does not
+/// change what it says.
+fn text(f: &Failure) -> String {
+    let mut s = String::new();
+    for l in &f.lines {
+        s.push_str(if l.message.is_empty() {
+            &l.text
+        } else {
+            &l.message
+        });
+        s.push('\n');
+    }
+    if s.is_empty() {
+        s.push_str(&f.headline);
+    }
+    s
+}
+
+/// The line a person reads first: the primary exception's, else the failure's first.
+fn evidence(f: &Failure) -> Vec<EvidenceLine> {
+    let line = f.primary().map_or(f.first.line, |e| e.line);
+    let text = f
+        .lines
+        .iter()
+        .find(|l| l.line == line)
+        .map_or_else(|| f.headline.clone(), |l| l.text.clone());
+    vec![EvidenceLine {
+        line,
+        text,
+        stream: f.first.stream.clone(),
+    }]
+}
+
+/// The inferred cause of a failure of `x` that no cause explains (`explained`: the
+/// failures the causes found explain), if the model has one.
+pub fn infer(lib: &Library, x: &Extraction, explained: &[FailureId]) -> Option<Inference> {
+    let model = lib.model.as_ref()?;
+    let f = target(x, explained)?;
+    let p = model.predict(&text(f), NEAREST)?;
+    let (class, probability) = p.top()?;
+    if class == BENIGN {
+        return None;
+    }
+    let category = Category::parse(class)?;
+    // an error line is a weaker witness than an exception: a healthy run prints some
+    let confidence = if probability >= MEDIUM_FROM && shape_rank(f.kind) == Some(0) {
+        Confidence::Medium
+    } else {
+        Confidence::Low
+    };
+    let resembles = p
+        .nearest
+        .iter()
+        .filter(|(_, sim)| *sim >= NEAREST_MIN)
+        .filter_map(|(id, sim)| {
+            lib.get(id).map(|s| Resemblance {
+                signature: id.clone(),
+                title: s.title.clone(),
+                similarity: (sim * 100.0).round() / 100.0,
+            })
+        })
+        .collect();
+    Some(Inference {
+        category,
+        probability,
+        confidence,
+        resembles,
+        failure: f.id,
+        evidence: evidence(f),
+    })
+}

@@ -1,0 +1,530 @@
+//! The category model: which failure class the words of an unexplained failure belong to.
+//!
+//! Most failures a user meets next are ones no signature names yet, but a person reading
+//! them knows the class at once from the words ("no kernel image", "unknown value for
+//! --kv-cache-dtype", "has no attribute"). This model reads those words: a multinomial
+//! naive Bayes over hashed token unigrams and bigrams, trained from every signature's
+//! real examples and its necessary literals (which carry a code table's renderings), and
+//! from the corpus's key lines. Benign signatures train a class of their own (`benign`):
+//! a line a healthy run prints routinely resembles them, and is then no cause.
+//!
+//! Why naive Bayes: a few thousand short documents, twenty classes, features far more
+//! numerous than documents; it trains by counting (so a knock-out run retrains it per
+//! fold in milliseconds, [`Model::train`] reused by `build.rs`), its weights are counts
+//! that freeze into the binary with the library (no runtime training, no network), and
+//! it degrades to "no opinion" on words it never saw. Its raw posteriors are
+//! over-confident, so [`Model::predict`] tempers the per-feature average log-likelihood
+//! ([`TEMPERATURE`], set on the knock-out folds) and the engine caps what it says.
+//!
+//! Features ([`features`]): per line, lower-cased words of `[a-z0-9_]` with every run of
+//! digits masked to `0`; hex-like words, pure numbers and one-letter words dropped; the
+//! package of a frame (`site-packages/<pkg>/`, `dist-packages/<pkg>/`) as `pkg:<pkg>`;
+//! unigrams and bigrams within a line, hashed (FNV-1a, stable across builds), counted
+//! once per document. The nearest signatures ([`Prediction::nearest`]) are by cosine
+//! similarity of IDF-weighted feature sets, each signature's documents merged.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::signature::{Library, Severity};
+
+/// The class of benign signatures' documents: routine lines, no cause.
+pub const BENIGN: &str = "benign";
+/// Lines of a document read (a long traceback's first lines carry its words).
+const MAX_LINES: usize = 400;
+/// Words per line read.
+const MAX_WORDS: usize = 64;
+/// Laplace smoothing of feature counts.
+const ALPHA: f64 = 0.1;
+/// Divisor of the per-feature average log-likelihood before the softmax: the larger,
+/// the flatter the probabilities (see [`Model::predict`]).
+pub const TEMPERATURE: f64 = 0.25;
+
+/// One training document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Doc {
+    /// A category's name or [`BENIGN`].
+    pub class: String,
+    pub text: String,
+    /// The signature it comes from (its examples, its literals).
+    pub signature: Option<String>,
+    /// The corpus incident it comes from (its folder name).
+    pub incident: Option<String>,
+    /// Where the incident comes from (the thread): folds split by it.
+    pub source: Option<String>,
+}
+
+/// FNV-1a, 32 bits: a stable hash (the model is trained by one build and read by it).
+fn fnv(parts: &[&str]) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            h ^= 0x20;
+            h = h.wrapping_mul(0x0100_0193);
+        }
+        for b in p.bytes() {
+            h ^= u32::from(b);
+            h = h.wrapping_mul(0x0100_0193);
+        }
+    }
+    h
+}
+
+/// A word with its digit runs masked, or `None` when it says nothing of its own.
+fn mask(w: &str) -> Option<String> {
+    if w.len() < 2 || w.bytes().all(|b| b.is_ascii_digit() || b == b'_') {
+        return None;
+    }
+    let hexish = w.len() >= 8
+        && w.bytes().all(|b| b.is_ascii_hexdigit())
+        && w.bytes().any(|b| b.is_ascii_digit());
+    if hexish {
+        return None;
+    }
+    let mut out = String::with_capacity(w.len());
+    let mut in_digits = false;
+    for c in w.chars() {
+        if c.is_ascii_digit() {
+            if !in_digits {
+                out.push('0');
+            }
+            in_digits = true;
+        } else {
+            out.push(c);
+            in_digits = false;
+        }
+    }
+    Some(out)
+}
+
+/// The package a frame's path names (`…/site-packages/vllm/…` → `vllm`).
+fn packages(line: &str, out: &mut Vec<String>) {
+    for marker in ["site-packages/", "dist-packages/"] {
+        let mut rest = line;
+        while let Some(at) = rest.find(marker) {
+            rest = &rest[at + marker.len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                out.push(format!("pkg:{name}"));
+            }
+        }
+    }
+}
+
+/// The hashed features of a text, sorted, each once.
+pub fn features(text: &str) -> Vec<u32> {
+    let mut set = BTreeSet::new();
+    for line in text.lines().take(MAX_LINES) {
+        let lower = line.to_ascii_lowercase();
+        let mut words: Vec<String> = lower
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter_map(mask)
+            .take(MAX_WORDS)
+            .collect();
+        for (i, w) in words.iter().enumerate() {
+            set.insert(fnv(&[w]));
+            if let Some(next) = words.get(i + 1) {
+                set.insert(fnv(&[w, next]));
+            }
+        }
+        words.clear();
+        packages(&lower, &mut words);
+        for p in &words {
+            set.insert(fnv(&[p]));
+        }
+    }
+    set.into_iter().collect()
+}
+
+/// A document with its features.
+#[derive(Debug, Clone)]
+pub struct Featured<'a> {
+    pub doc: &'a Doc,
+    pub features: Vec<u32>,
+}
+
+/// Every document's features.
+pub fn featurize(docs: &[Doc]) -> Vec<Featured<'_>> {
+    docs.iter()
+        .map(|doc| Featured {
+            doc,
+            features: features(&doc.text),
+        })
+        .collect()
+}
+
+/// One feature's counts: documents of each class that have it, and signatures that do.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct Row {
+    hash: u32,
+    /// Signatures (or corpus documents without one) that have it: its IDF.
+    df: u32,
+    /// (class index, documents of that class with the feature).
+    counts: Vec<(u8, u32)>,
+}
+
+/// A signature's merged features, for the nearest signatures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct SigVec {
+    id: String,
+    class: u8,
+    features: Vec<u32>,
+    /// The IDF-weighted norm of `features`.
+    norm: f64,
+}
+
+/// The trained model: counts per class and feature (the frozen weights).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Model {
+    /// Class names: categories and [`BENIGN`], sorted.
+    pub classes: Vec<String>,
+    /// Sum over a class's documents of their feature counts.
+    totals: Vec<u64>,
+    /// Documents per class.
+    pub docs: Vec<u32>,
+    /// Sorted by hash.
+    rows: Vec<Row>,
+    /// Units the IDF counts over (signatures, and corpus documents).
+    units: u32,
+    sigs: Vec<SigVec>,
+}
+
+/// What the model says of a text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prediction {
+    /// Every class with its probability, most probable first.
+    pub classes: Vec<(String, f64)>,
+    /// The nearest signatures (id, cosine similarity), nearest first.
+    pub nearest: Vec<(String, f64)>,
+    /// Features of the text the model knows.
+    pub known: usize,
+}
+
+impl Prediction {
+    /// The most probable class.
+    pub fn top(&self) -> Option<(&str, f64)> {
+        self.classes.first().map(|(c, p)| (c.as_str(), *p))
+    }
+}
+
+impl Model {
+    /// Counts `docs` (any order; the result does not depend on it).
+    pub fn train(docs: &[Doc]) -> Model {
+        Model::train_featured(&featurize(docs))
+    }
+
+    /// [`Model::train`] on documents whose features are computed already (a knock-out
+    /// run computes them once and trains a model per fold on a part of them).
+    pub fn train_featured(docs: &[Featured<'_>]) -> Model {
+        let classes: Vec<String> = docs
+            .iter()
+            .map(|d| d.doc.class.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let class_of = |c: &str| classes.iter().position(|k| k == c).unwrap_or(0) as u8;
+        let mut totals = vec![0u64; classes.len()];
+        let mut ndocs = vec![0u32; classes.len()];
+        let mut counts: BTreeMap<u32, BTreeMap<u8, u32>> = BTreeMap::new();
+        // a signature's documents merged (nearest signatures, IDF); a corpus document is
+        // a unit of its own
+        let mut units: BTreeMap<String, (u8, BTreeSet<u32>)> = BTreeMap::new();
+        for (i, d) in docs.iter().enumerate() {
+            let c = class_of(&d.doc.class);
+            totals[usize::from(c)] += d.features.len() as u64;
+            ndocs[usize::from(c)] += 1;
+            for f in &d.features {
+                *counts.entry(*f).or_default().entry(c).or_default() += 1;
+            }
+            let key = d
+                .doc
+                .signature
+                .as_ref()
+                .map_or_else(|| format!("\u{0}doc{i}"), |s| s.clone());
+            units
+                .entry(key)
+                .or_insert((c, BTreeSet::new()))
+                .1
+                .extend(d.features.iter().copied());
+        }
+        let mut df: BTreeMap<u32, u32> = BTreeMap::new();
+        for (_, fs) in units.values() {
+            for f in fs {
+                *df.entry(*f).or_default() += 1;
+            }
+        }
+        let rows: Vec<Row> = counts
+            .into_iter()
+            .map(|(hash, by)| Row {
+                hash,
+                df: df.get(&hash).copied().unwrap_or(1),
+                counts: by.into_iter().collect(),
+            })
+            .collect();
+        let mut m = Model {
+            classes,
+            totals,
+            docs: ndocs,
+            rows,
+            units: units.len() as u32,
+            sigs: Vec::new(),
+        };
+        m.sigs = units
+            .into_iter()
+            .filter(|(k, _)| !k.starts_with('\u{0}'))
+            .map(|(id, (class, fs))| {
+                let features: Vec<u32> = fs.into_iter().collect();
+                let norm = features
+                    .iter()
+                    .map(|f| m.idf(*f).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
+                SigVec {
+                    id,
+                    class,
+                    features,
+                    norm,
+                }
+            })
+            .collect();
+        m
+    }
+
+    fn row(&self, f: u32) -> Option<&Row> {
+        self.rows
+            .binary_search_by_key(&f, |r| r.hash)
+            .ok()
+            .map(|i| &self.rows[i])
+    }
+
+    fn idf(&self, f: u32) -> f64 {
+        let df = self.row(f).map_or(1, |r| r.df.max(1));
+        (f64::from(self.units.max(1)) / f64::from(df)).ln() + 1.0
+    }
+
+    /// The classes' probabilities and the nearest signatures of `text`; `None` when the
+    /// model knows none of its features (or has no classes).
+    pub fn predict(&self, text: &str, nearest: usize) -> Option<Prediction> {
+        let fs: Vec<u32> = features(text)
+            .into_iter()
+            .filter(|f| self.row(*f).is_some())
+            .collect();
+        if fs.is_empty() || self.classes.is_empty() {
+            return None;
+        }
+        let vocab = self.rows.len() as f64;
+        let mut ll: Vec<f64> = vec![0.0; self.classes.len()];
+        for f in &fs {
+            let row = self.row(*f);
+            for (c, v) in ll.iter_mut().enumerate() {
+                let n = row
+                    .and_then(|r| r.counts.iter().find(|(k, _)| usize::from(*k) == c))
+                    .map_or(0.0, |(_, n)| f64::from(*n));
+                let total = self.totals[c] as f64;
+                *v += ((n + ALPHA) / (total + ALPHA * vocab)).ln();
+            }
+        }
+        let n = fs.len() as f64;
+        let scaled: Vec<f64> = ll.iter().map(|v| v / n / TEMPERATURE).collect();
+        let max = scaled.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let exp: Vec<f64> = scaled.iter().map(|v| (v - max).exp()).collect();
+        let sum: f64 = exp.iter().sum();
+        let mut classes: Vec<(String, f64)> = self
+            .classes
+            .iter()
+            .cloned()
+            .zip(exp.iter().map(|e| e / sum))
+            .collect();
+        classes.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        Some(Prediction {
+            classes,
+            nearest: self.nearest(&fs, nearest),
+            known: fs.len(),
+        })
+    }
+
+    /// The `k` signatures whose features are closest to `fs` (IDF-weighted cosine).
+    fn nearest(&self, fs: &[u32], k: usize) -> Vec<(String, f64)> {
+        let w: Vec<(u32, f64)> = fs.iter().map(|f| (*f, self.idf(*f))).collect();
+        let qnorm = w.iter().map(|(_, x)| x * x).sum::<f64>().sqrt();
+        if qnorm == 0.0 {
+            return Vec::new();
+        }
+        let mut out: Vec<(String, f64)> = self
+            .sigs
+            .iter()
+            .filter(|s| s.norm > 0.0)
+            .filter_map(|s| {
+                let dot: f64 = w
+                    .iter()
+                    .filter(|(f, _)| s.features.binary_search(f).is_ok())
+                    .map(|(_, x)| x * x)
+                    .sum();
+                (dot > 0.0).then(|| (s.id.clone(), dot / (qnorm * s.norm)))
+            })
+            .collect();
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        out.truncate(k);
+        out
+    }
+
+    /// The class of a signature the model was trained on.
+    pub fn class_of_signature(&self, id: &str) -> Option<&str> {
+        self.sigs
+            .iter()
+            .find(|s| s.id == id)
+            .and_then(|s| self.classes.get(usize::from(s.class)))
+            .map(String::as_str)
+    }
+}
+
+/// The class a signature's documents train: its category, or [`BENIGN`].
+fn class_of(s: &super::signature::Signature) -> String {
+    if s.severity == Severity::Benign {
+        BENIGN.to_string()
+    } else {
+        s.category.as_str().to_string()
+    }
+}
+
+/// A library's documents: each positive example of each signature, and its necessary
+/// literals (a code table's entry has its renderings' texts there) as one more.
+pub fn library_docs(lib: &Library) -> Vec<Doc> {
+    let mut out = Vec::new();
+    for s in &lib.signatures {
+        let class = class_of(s);
+        let doc = |text: String| Doc {
+            class: class.clone(),
+            text,
+            signature: Some(s.id.clone()),
+            incident: None,
+            source: None,
+        };
+        for e in &s.examples.matches {
+            out.push(doc(e.log.clone()));
+        }
+        let mut literals = s.atoms.join(" ");
+        if !s.title.is_empty() && s.layer != super::signature::table::Layer::Signature {
+            literals.push('\n');
+            literals.push_str(&s.title);
+        }
+        if !literals.trim().is_empty() {
+            out.push(doc(literals));
+        }
+    }
+    out
+}
+
+/// The part of an incident's `expected.yaml` the model reads (the rest is ignored).
+#[derive(Debug, Deserialize)]
+struct IncidentFile {
+    category: String,
+    #[serde(default)]
+    key_line: Option<String>,
+    #[serde(default)]
+    source: Option<String>,
+}
+
+/// A corpus's documents: each incident's key line, with its category (`none` has none).
+/// A folder or file that cannot be read or parsed gives no document (the corpus's own
+/// loader reports it, located).
+pub fn corpus_docs(dir: &std::path::Path) -> Vec<Doc> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<std::path::PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    names.sort();
+    let mut out = Vec::new();
+    for p in names {
+        let Ok(text) =
+            super::files::read_text(&p.join("expected.yaml"), super::files::MAX_SMALL_FILE_BYTES)
+        else {
+            continue;
+        };
+        let Ok(f) = serde_saphyr::from_str::<IncidentFile>(&text) else {
+            continue;
+        };
+        let Some(key) = f.key_line.filter(|k| !k.trim().is_empty()) else {
+            continue;
+        };
+        if f.category == "none" {
+            continue;
+        }
+        out.push(Doc {
+            class: f.category,
+            text: key,
+            signature: None,
+            incident: p.file_name().map(|n| n.to_string_lossy().into_owned()),
+            source: f.source,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(class: &str, sig: &str, text: &str) -> Doc {
+        Doc {
+            class: class.into(),
+            text: text.into(),
+            signature: Some(sig.into()),
+            incident: None,
+            source: None,
+        }
+    }
+
+    #[test]
+    fn digits_are_masked_and_noise_words_dropped() {
+        assert_eq!(mask("sm_90").as_deref(), Some("sm_0"));
+        assert_eq!(mask("12345"), None);
+        assert_eq!(mask("deadbeef12"), None);
+        assert_eq!(mask("x"), None);
+        assert_eq!(features("CUDA 12.1"), features("cuda 11.8"));
+        let mut p = Vec::new();
+        packages("File \"/usr/lib/python3/dist-packages/vllm/x.py\"", &mut p);
+        assert_eq!(p, ["pkg:vllm"]);
+    }
+
+    #[test]
+    fn the_words_pick_the_class_and_the_nearest_signature() {
+        let m = Model::train(&[
+            doc(
+                "gpu-oom",
+                "oom-a",
+                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20 MiB",
+            ),
+            doc(
+                "gpu-oom",
+                "oom-b",
+                "RuntimeError: CUDA out of memory while allocating the KV cache",
+            ),
+            doc(
+                "port-in-use",
+                "port-a",
+                "OSError: [Errno 98] Address already in use",
+            ),
+            doc(
+                "port-in-use",
+                "port-b",
+                "bind failed: address already in use (port 8000)",
+            ),
+        ]);
+        let p = m
+            .predict("ERROR: CUDA out of memory. Tried to allocate 2.00 GiB", 2)
+            .expect("known words");
+        assert_eq!(p.top().map(|t| t.0), Some("gpu-oom"));
+        assert!(p.top().is_some_and(|t| t.1 > 0.5));
+        assert!(p.nearest[0].0.starts_with("oom-"));
+        let q = m
+            .predict("error: address already in use", 1)
+            .expect("known");
+        assert_eq!(q.top().map(|t| t.0), Some("port-in-use"));
+        assert!(m.predict("zzz qqq", 1).is_none());
+    }
+}

@@ -1,0 +1,163 @@
+//! The long tail: inferred causes (layer `inferred`), category guides and the knock-out.
+
+use crashdoc::corpus::knockout;
+use crashdoc::engine::diagnosis::BuildOptions;
+use crashdoc::engine::matcher::EngineKind;
+use crashdoc::engine::pipeline::Engine;
+use crashdoc::engine::rank::Confidence;
+use crashdoc::knowledge::signature::{self, Category, LibrarySource};
+
+use crate::util::{compiled, library, repo};
+
+fn diagnose(incident: &str) -> crashdoc::engine::diagnosis::Diagnosis {
+    let text = std::fs::read_to_string(repo(&format!("corpus/{incident}/log.txt")))
+        .expect("the incident's log");
+    Engine::new(compiled(), EngineKind::Prefilter).diagnose_text(
+        incident,
+        &text,
+        BuildOptions::default(),
+    )
+}
+
+/// A real failure no signature names (vLLM refusing a prompt longer than the context,
+/// in its own words) gets its category from the words, never `high`, with the
+/// category's guide and the signatures it resembles.
+#[test]
+fn a_failure_no_signature_names_gets_an_inferred_category_with_its_guide() {
+    let d = diagnose("foam-standards-vllm-unsupported-config-prompt-over-262k");
+    let top = d.causes.first().expect("an inferred cause");
+    assert_eq!(top.layer.as_deref(), Some("inferred"), "{}", top.signature);
+    assert_eq!(top.category, Category::UnsupportedConfig);
+    assert_eq!(top.signature, "inferred:unsupported-config");
+    assert_ne!(top.confidence, Confidence::High);
+    assert!(top.score < 0.75);
+    let p = top.probability.expect("a probability");
+    assert!((0.0..=1.0).contains(&p));
+    assert!(!top.resembles.is_empty());
+    for r in &top.resembles {
+        assert!(library().get(&r.signature).is_some(), "{}", r.signature);
+    }
+    let guide = library()
+        .guide(Category::UnsupportedConfig)
+        .expect("a guide");
+    assert_eq!(top.explain, guide.explain);
+    assert_eq!(top.remediation.len(), guide.checks.len());
+    assert!(top.remediation.iter().all(|s| s.command.is_some()));
+    assert!(!top.evidence.is_empty());
+}
+
+/// Healthy logs get no inferred cause from the error lines a healthy run prints.
+#[test]
+fn a_healthy_log_with_routine_error_lines_gets_no_inferred_cause() {
+    for incident in [
+        "aigis-llama-cpp-none-vulkan-serving",
+        "demo-env-l4-vllm-none-tf-noise",
+        "tfg-ollama-none-a40-partial-offload",
+    ] {
+        let d = diagnose(incident);
+        assert!(
+            d.causes.is_empty(),
+            "{incident}: {:?}",
+            d.causes.iter().map(|c| &c.signature).collect::<Vec<_>>()
+        );
+    }
+}
+
+/// Every category has a guide, and every guide's checks are commands printed as written.
+#[test]
+fn every_category_has_a_guide_with_read_only_checks() {
+    for c in Category::ALL {
+        let g = library()
+            .guide(*c)
+            .unwrap_or_else(|| panic!("no guide for {}", c.as_str()));
+        assert!(
+            !g.explain.is_empty() && !g.checks.is_empty(),
+            "{}",
+            c.as_str()
+        );
+        for s in &g.checks {
+            let cmd = s.command.as_ref().expect("a command");
+            assert_eq!(cmd.variables().count(), 0, "{}", cmd.source);
+            for w in [
+                " install", "rm ", "restart", "kill ", "chown", "chmod", "sudo",
+            ] {
+                assert!(!cmd.source.contains(w), "{}: {}", c.as_str(), cmd.source);
+            }
+        }
+    }
+}
+
+fn guide_errors(name: &str, text: &str) -> Vec<String> {
+    let dir = tempfile::tempdir().expect("tmp");
+    let cats = dir.path().join("categories");
+    std::fs::create_dir_all(&cats).expect("mkdir");
+    std::fs::write(cats.join(name), text).expect("write");
+    match signature::load(&[LibrarySource::Dir(dir.path().to_path_buf())]) {
+        Ok(_) => Vec::new(),
+        Err(e) => e.0.iter().map(|d| d.to_string()).collect(),
+    }
+}
+
+/// A guide is loaded like a signature: unknown fields, a name other than its category, an
+/// unknown category and a placeholder in a check are located errors.
+#[test]
+fn a_broken_guide_is_a_located_error() {
+    let ok = "category: disk-full\ntitle: t\nexplain: e\nchecks:\n  - description: d\n    command: df -h\n";
+    assert!(guide_errors("disk-full.yaml", ok).is_empty());
+    let named_otherwise = guide_errors("gpu-oom.yaml", ok);
+    assert!(
+        named_otherwise.iter().any(|e| e.contains("E003")),
+        "{named_otherwise:?}"
+    );
+    let unknown = guide_errors("nope.yaml", &ok.replace("disk-full", "nope"));
+    assert!(unknown.iter().any(|e| e.contains("E002")), "{unknown:?}");
+    let field = guide_errors("disk-full.yaml", &format!("{ok}colour: red\n"));
+    assert!(field.iter().any(|e| e.contains("E001")), "{field:?}");
+    let placeholder = guide_errors("disk-full.yaml", &ok.replace("df -h", "df -h {{path}}"));
+    assert!(
+        placeholder
+            .iter()
+            .any(|e| e.contains("E007") && e.contains("disk-full.yaml:6")),
+        "{placeholder:?}"
+    );
+}
+
+/// Knock-out leaves out a signature with every signature sharing one of its example
+/// texts, and the incident it explained is then diagnosed without them.
+#[test]
+fn knock_out_leaves_out_the_explaining_signature_and_its_siblings() {
+    let lib = library();
+    let set = knockout::knocked_with(lib, "torch-cuda-out-of-memory");
+    assert!(set.contains("torch-cuda-out-of-memory"));
+    let texts: Vec<String> = lib
+        .get("torch-cuda-out-of-memory")
+        .expect("the signature")
+        .examples
+        .matches
+        .iter()
+        .map(|e| e.log.trim().to_string())
+        .collect();
+    for s in &lib.signatures {
+        let shares = s
+            .examples
+            .matches
+            .iter()
+            .any(|e| texts.contains(&e.log.trim().to_string()));
+        assert_eq!(shares, set.contains(&s.id), "{}", s.id);
+    }
+    let reduced = knockout::without(lib, &set);
+    assert_eq!(reduced.signatures.len(), lib.signatures.len() - set.len());
+    let incidents: Vec<_> = crashdoc::corpus::load_dir(&repo("corpus"))
+        .expect("the corpus")
+        .into_iter()
+        .filter(|i| i.name == "mineru-sglang-gpu-oom")
+        .collect();
+    let ks = knockout::run(lib, EngineKind::Prefilter, &incidents, &repo("corpus"));
+    assert_eq!(ks.len(), 1);
+    let k = &ks[0];
+    assert!(!k.removed.is_empty());
+    let top = k.outcome.top_signature.as_deref().unwrap_or("");
+    assert!(!k.removed.iter().any(|r| r == top), "{top} was left out");
+    let text = knockout::render(&ks);
+    assert!(text.starts_with("knock-out: top-1 category "), "{text}");
+}
