@@ -19,6 +19,7 @@ mod install;
 pub mod output;
 pub mod preflight;
 mod progress;
+mod run;
 mod schema;
 pub mod sig;
 mod sig_diff;
@@ -74,6 +75,8 @@ pub struct Cli {
 pub enum Command {
     /// Diagnose logs (the default command).
     Diagnose(diagnose::DiagnoseArgs),
+    /// Run a command; when it fails, diagnose its output (its exit status is kept).
+    Run(run::RunArgs),
     /// Show the failures extracted from logs (the signature author's debugging view).
     Extract(diagnose::ExtractArgs),
     /// Work with the signature library.
@@ -325,6 +328,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         None => diagnose::run_diagnose(&cli.diagnose),
         Some(Command::Diagnose(a)) => diagnose::run_diagnose(&a),
+        Some(Command::Run(a)) => run::run_run(&a),
         Some(Command::Extract(a)) => diagnose::run_extract(&a),
         Some(Command::Sig(c)) => sig::run(c),
         Some(Command::Bench(c)) => bench::run(c),

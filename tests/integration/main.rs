@@ -21,6 +21,7 @@ mod prefilter_oracle;
 mod properties;
 mod rejoin;
 mod remediation_safety;
+mod run;
 mod schema;
 mod security;
 mod shell_exec;
