@@ -17,6 +17,7 @@ mod layers;
 mod library;
 mod matching;
 mod metamorphic;
+mod newuser;
 mod prefilter_oracle;
 mod properties;
 mod rejoin;
