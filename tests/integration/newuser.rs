@@ -90,3 +90,108 @@ fn readme_binary_size_is_the_release_binarys() {
         "README says {figure} MB, the release binary is {size:.1} MB"
     );
 }
+
+// ── shortfall 1: folded YAML (`description: >`) ends with a newline ─────────────────
+
+#[test]
+fn folded_prose_is_printed_without_a_trailing_newline() {
+    for s in crate::util::library().signatures.iter() {
+        let mut prose = vec![("title", s.title.as_str()), ("explain", &s.explain)];
+        for st in &s.remediation {
+            prose.push(("description", &st.description));
+            prose.extend(st.when.as_deref().map(|w| ("when", w)));
+        }
+        for (field, t) in prose {
+            assert_eq!(t, t.trim(), "{}: {field} is not trimmed", s.id);
+        }
+    }
+    // through the CLI: the example of pip-externally-managed-environment (copied from
+    // https://github.com/markus-perl/ffmpeg-build-script/issues/212), whose third step
+    // is a folded `description: >`
+    let dir = tempfile::tempdir().expect("tmp");
+    let log = dir.path().join("pip.log");
+    std::fs::write(
+        &log,
+        "$ pip3 install pip setuptools --quiet --upgrade --no-cache-dir --disable-pip-version-check\n\
+         error: externally-managed-environment\n\n\
+         × This environment is externally managed\n\
+         ╰─> To install Python packages system-wide, try apt install\n    \
+         python3-xyz, where xyz is the package you are trying to\n    install.\n",
+    )
+    .expect("write");
+    for format in ["text", "markdown"] {
+        let o = crate::util::crashdoc()
+            .args(["--format", format, "--top", "1"])
+            .arg(&log)
+            .output()
+            .expect("run");
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("PIP_BREAK_SYSTEM_PACKAGES"), "{out}");
+        assert!(!out.contains("\\n"), "a literal \\n in {format}: {out}");
+    }
+}
+
+// ── shortfall 6: `{{capture}}` in a title or explain ────────────────────────────────
+
+/// A signature folder with one signature (constructed), whose title and explain use
+/// `{{name}}` names given by the test.
+fn prose_library(title_var: &str, explain_var: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let sig = format!(
+        "id: demo-widget-failed
+title: 'widget {{{{{title_var}}}}} failed'
+category: other
+severity: error
+match:
+  message: 'DemoWidgetError: widget (?P<widget>[a-z]+) failed'
+explain: >
+  The widget {{{{{explain_var}}}}} failed (constructed signature).
+remediation:
+  - description: Restart widget {{{{widget}}}}
+references: [https://example.org/constructed]
+"
+    );
+    std::fs::create_dir(dir.path().join("sigs")).expect("mkdir");
+    std::fs::write(dir.path().join("sigs/demo-widget-failed.yaml"), sig).expect("write");
+    let log = dir.path().join("demo.log");
+    std::fs::write(&log, "DemoWidgetError: widget gears failed\n").expect("write");
+    (dir, log)
+}
+
+#[test]
+fn captures_fill_the_title_and_explain() {
+    let (dir, log) = prose_library("widget", "widget");
+    let o = crate::util::crashdoc()
+        .args(["--no-builtin", "--signatures"])
+        .arg(dir.path().join("sigs"))
+        .arg(&log)
+        .output()
+        .expect("run");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(crate::util::code(&o), 0, "{out}{}", crate::util::stderr(&o));
+    assert!(out.contains("widget gears failed"), "title: {out}");
+    assert!(out.contains("The widget gears failed"), "explain: {out}");
+    assert!(out.contains("Restart widget gears"), "description: {out}");
+    assert!(!out.contains("{{"), "{out}");
+}
+
+#[test]
+fn lint_refuses_a_prose_variable_that_is_not_a_capture() {
+    let (dir, _) = prose_library("widgte", "widget");
+    let o = crate::util::crashdoc()
+        .args(["sig", "lint"])
+        .arg(dir.path().join("sigs/demo-widget-failed.yaml"))
+        .output()
+        .expect("run");
+    let e = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        crate::util::stderr(&o)
+    );
+    assert_ne!(crate::util::code(&o), 0, "{e}");
+    assert!(
+        e.contains("E007") && e.contains("`{{widgte}}` in title"),
+        "{e}"
+    );
+    assert!(e.contains("known: widget"), "{e}");
+}
