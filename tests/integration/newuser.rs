@@ -195,3 +195,57 @@ fn lint_refuses_a_prose_variable_that_is_not_a_capture() {
     );
     assert!(e.contains("known: widget"), "{e}");
 }
+
+/// The flashinfer-cubin mismatch line of the shipped scenario journal (real, line 225).
+fn flash_line() -> String {
+    let j = read("tests/data/scenario/journal.txt");
+    j.lines().nth(224).expect("line 225").to_string()
+}
+
+// ── shortfall 13: several inputs in JSON are one JSON value ─────────────────────────
+
+#[test]
+fn json_of_several_inputs_is_one_array() {
+    let o = crate::util::crashdoc()
+        .args(["--format", "json"])
+        .args([
+            "tests/data/scenario/journal.txt",
+            "tests/data/scenario/journal.txt",
+        ])
+        .output()
+        .expect("run");
+    assert_eq!(crate::util::code(&o), 0);
+    let v = crate::util::json(&o);
+    let a = v.as_array().expect("one array");
+    assert_eq!(a.len(), 2);
+    assert_eq!(
+        a[1]["causes"][0]["signature"],
+        "flashinfer-cubin-version-mismatch"
+    );
+    let one = crate::util::crashdoc()
+        .args(["--format", "json", "tests/data/scenario/journal.txt"])
+        .output()
+        .expect("run");
+    assert!(crate::util::json(&one).is_object(), "one input: one object");
+}
+
+// ── shortfall 14: a folder's .out/.err/.md files are read ───────────────────────────
+
+#[test]
+fn folder_input_reads_slurm_out_err_and_markdown_files() {
+    let dir = tempfile::tempdir().expect("tmp");
+    for name in ["slurm-4242.out", "job.err", "issue.md"] {
+        std::fs::write(dir.path().join(name), flash_line() + "\n").expect("write");
+    }
+    let o = crate::util::crashdoc()
+        .args(["--format", "jsonl"])
+        .arg(dir.path())
+        .output()
+        .expect("run");
+    assert_eq!(crate::util::code(&o), 0, "{}", crate::util::stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(out.lines().count(), 3, "{out}");
+    for name in ["slurm-4242.out", "job.err", "issue.md"] {
+        assert!(out.contains(name), "{name}: {out}");
+    }
+}
