@@ -411,11 +411,12 @@ fn fix_block(out: &mut String, steps: &[RenderedStep], st: Style) {
                 "        {}",
                 st.cmd(&format!("$ {}", escape_control(cmd)))
             );
-        } else if let (Some(t), Some(n)) = (&s.template, &s.note) {
+        } else if let Some(n) = &s.note {
+            // the unfilled template itself is not printed: `{{unit}}` is no command
             let _ = writeln!(
                 out,
                 "        {}",
-                st.dim(&format!("({}: {})", escape_control(t), escape_control(n)))
+                st.dim(&format!("(command not shown: {})", escape_control(n)))
             );
         }
     }

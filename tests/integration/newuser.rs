@@ -249,3 +249,26 @@ fn folder_input_reads_slurm_out_err_and_markdown_files() {
         assert!(out.contains(name), "{name}: {out}");
     }
 }
+
+// ── shortfall 8: a step whose command cannot be filled ──────────────────────────────
+
+#[test]
+fn an_unfilled_command_is_a_note_in_text_and_markdown_alike() {
+    // the flashinfer line outside systemd: step 4 (`systemctl restart {{unit}}`) has no unit
+    let dir = tempfile::tempdir().expect("tmp");
+    let log = dir.path().join("one.log");
+    std::fs::write(&log, flash_line() + "\n").expect("write");
+    for format in ["text", "markdown"] {
+        let o = crate::util::crashdoc()
+            .args(["--top", "1", "--format", format])
+            .arg(&log)
+            .output()
+            .expect("run");
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(!out.contains("{{"), "{format}: a template leaked: {out}");
+        assert!(
+            out.contains("(command not shown: needs `unit`"),
+            "{format}: the step says why it has no command: {out}"
+        );
+    }
+}
