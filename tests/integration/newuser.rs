@@ -272,3 +272,30 @@ fn an_unfilled_command_is_a_note_in_text_and_markdown_alike() {
         );
     }
 }
+
+// ── shortfall 12: --follow without --idle says what ends an attempt ─────────────────
+
+#[test]
+fn follow_without_idle_hints_at_idle() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let log = dir.path().join("train.log");
+    std::fs::write(&log, flash_line() + "\n").expect("write");
+    let o = crate::util::crashdoc()
+        .arg("--follow")
+        .pipe_stdin(&log)
+        .expect("stdin")
+        .output()
+        .expect("run");
+    let e = crate::util::stderr(&o);
+    assert!(e.contains("add --idle SECS"), "{e}");
+    let o = crate::util::crashdoc()
+        .args(["--follow", "--idle", "1"])
+        .pipe_stdin(&log)
+        .expect("stdin")
+        .output()
+        .expect("run");
+    assert!(
+        !crate::util::stderr(&o).contains("--idle SECS"),
+        "no hint when given"
+    );
+}
