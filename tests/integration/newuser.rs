@@ -299,3 +299,63 @@ fn follow_without_idle_hints_at_idle() {
         "no hint when given"
     );
 }
+
+// ── shortfall 15: hints a new user needs ────────────────────────────────────────────
+
+#[test]
+fn explain_suggests_the_id_meant_and_exits_1_on_a_non_match() {
+    let o = crate::util::crashdoc()
+        .args(["explain", "--signature", "flashinfer-cubin-mismatch"])
+        .arg("tests/data/scenario/journal.txt")
+        .output()
+        .expect("run");
+    assert_eq!(crate::util::code(&o), 2);
+    let e = crate::util::stderr(&o);
+    assert!(
+        e.contains("did you mean `flashinfer-cubin-version-mismatch`?"),
+        "{e}"
+    );
+    let o = crate::util::crashdoc()
+        .args(["explain", "--signature", "torch-cuda-out-of-memory"])
+        .arg("tests/data/scenario/journal.txt")
+        .output()
+        .expect("run");
+    assert_eq!(crate::util::code(&o), 1, "a non-match is exit 1");
+}
+
+#[test]
+fn lint_suggests_the_category_meant() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let text = read("signatures/python/pip-externally-managed-environment.yaml")
+        .replace("category: permission-denied", "category: gpu-oomm");
+    let f = dir.path().join("pip-externally-managed-environment.yaml");
+    std::fs::write(&f, text).expect("write");
+    let o = crate::util::crashdoc()
+        .args(["sig", "lint"])
+        .arg(&f)
+        .output()
+        .expect("run");
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        crate::util::stderr(&o)
+    );
+    assert_ne!(crate::util::code(&o), 0);
+    assert!(all.contains("(did you mean `gpu-oom`?)"), "{all}");
+}
+
+#[test]
+fn a_fatal_badge_is_red_not_green() {
+    let o = crate::util::crashdoc()
+        .args(["--color", "always", "--top", "1"])
+        .arg("tests/data/scenario/journal.txt")
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("run");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("\x1b[1;31mfatal\x1b[0m"), "{out:?}");
+    assert!(
+        !out.contains("\x1b[1;32m[version-mismatch · fatal"),
+        "{out:?}"
+    );
+}
