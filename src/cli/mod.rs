@@ -13,6 +13,7 @@ pub mod config;
 pub mod contrib;
 pub mod corpus;
 mod diagnose;
+mod examples;
 mod follow;
 pub mod inputs;
 mod install;
@@ -296,7 +297,16 @@ pub fn run() -> ExitCode {
             return ExitCode::from(EXIT_INPUT);
         }
     };
-    let mut matches = with_config_defaults(Cli::command(), cfg).get_matches_from(args);
+    // the examples only matter to help: start-up does not build them otherwise
+    let wants_help = args
+        .iter()
+        .any(|a| a == "-h" || a == "--help" || a == "help");
+    let cmd = if wants_help {
+        examples::with_examples(Cli::command())
+    } else {
+        Cli::command()
+    };
+    let mut matches = with_config_defaults(cmd, cfg).get_matches_from(args);
     match Cli::from_arg_matches_mut(&mut matches) {
         Ok(cli) => dispatch(cli).unwrap_or_else(|e| exit_for(&e)),
         Err(e) => {

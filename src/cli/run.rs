@@ -58,10 +58,6 @@ pub const EXIT_CANNOT_RUN: u8 = 126;
 const DRAIN: Duration = Duration::from_secs(2);
 
 #[derive(Args, Debug, Clone)]
-#[command(after_help = "Examples:
-  crashdoc run -- torchrun --nproc-per-node 8 train.py --config cfg.yaml
-  crashdoc run --env -- vllm serve Qwen/Qwen3-8B --tensor-parallel-size 2
-  crashdoc run --format json -o diagnosis.json -- python train.py")]
 pub struct RunArgs {
     /// The format of the diagnosis.
     #[arg(long, short, value_enum, default_value_t = Format::Text)]

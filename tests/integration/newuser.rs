@@ -359,3 +359,43 @@ fn a_fatal_badge_is_red_not_green() {
         "{out:?}"
     );
 }
+
+// ── item 5: --help ends with examples; the man page has EXAMPLES and ENVIRONMENT ─────
+
+#[test]
+fn help_ends_with_examples_and_man_has_examples_and_environment() {
+    for path in [
+        &[][..],
+        &["run"],
+        &["diagnose"],
+        &["sig", "new"],
+        &["corpus", "add"],
+    ] {
+        let o = crate::util::crashdoc()
+            .args(path)
+            .arg("--help")
+            .output()
+            .expect("run");
+        let out = String::from_utf8_lossy(&o.stdout);
+        let tail = out.rsplit("Examples:").next().expect("examples");
+        assert!(out.contains("Examples:\n  "), "{path:?}: {out}");
+        assert!(
+            tail.lines().filter(|l| l.starts_with("  ")).count() >= 1,
+            "{out}"
+        );
+    }
+    let o = crate::util::crashdoc().arg("man").output().expect("run");
+    let man = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        man.contains(".SH EXAMPLES") && man.contains(".SH ENVIRONMENT"),
+        "{man}"
+    );
+    for var in [
+        "CRASHDOC_SIGNATURES",
+        "CRASHDOC_CACHE_DIR",
+        "XDG_CACHE_HOME",
+        "NO_COLOR",
+    ] {
+        assert!(man.contains(var), "{var}");
+    }
+}
