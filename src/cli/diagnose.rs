@@ -136,13 +136,15 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
         .with_facts(facts)
         .with_rules(&rules);
     let terminal = a.output.to_terminal();
-    let render = renderer(
-        a.format,
-        Style {
-            color: a.color.enabled_for(terminal),
-            width: a.width.resolve(terminal),
-        },
-    );
+    let style = Style {
+        color: a.color.enabled_for(terminal),
+        width: a.width.resolve(terminal),
+    };
+    let render: Box<dyn Render> = if a.format == Format::Json && inputs.sources.len() > 1 {
+        Box::new(report::JsonArray)
+    } else {
+        renderer(a.format, style)
+    };
     let mut errors = report_input_errors(&inputs);
     let mut any_found = false;
     let mut collected = Vec::new();

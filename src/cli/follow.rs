@@ -423,6 +423,11 @@ pub fn run(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
         any_found: false,
     };
     let idle = a.follow.idle.map(Duration::from_secs);
+    if idle.is_none() {
+        // without --idle only systemd's exit lines end an attempt: say so once, or a
+        // `tail -F train.log | crashdoc --follow` stays silent with no hint why
+        eprintln!("crashdoc: note: an attempt is diagnosed when systemd says the unit's process ended; for a stream that is not a systemd unit's (tail -F FILE), add --idle SECS");
+    }
     let budget = Arc::new(Budget::default());
     let rx = spawn_reader(Arc::clone(&budget));
     let mut errors = 0;

@@ -1,6 +1,7 @@
 //! The inputs named on the command line, as ripgrep takes them: files, `-` for standard
-//! input, and directories (their `*.log`, `*.txt` and `*.gz` files, recursively, in
-//! name order). A name that cannot be used is reported and the others are still read.
+//! input, and directories (their `*.log`, `*.txt`, `*.out`, `*.err`, `*.md` and `*.gz`
+//! files, recursively, in name order: Slurm writes `slurm-N.out`, schedulers and
+//! `nohup` `.out`/`.err`, an issue paste is Markdown). A name that cannot be used is reported and the others are still read.
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -12,7 +13,7 @@ use crate::knowledge::files;
 pub const MAX_DEPTH: usize = files::MAX_DEPTH;
 
 /// The file name endings read from a directory given as input.
-pub const LOG_EXTENSIONS: [&str; 3] = ["log", "txt", "gz"];
+pub const LOG_EXTENSIONS: [&str; 6] = ["log", "txt", "out", "err", "md", "gz"];
 
 /// What the command line names: the inputs to read, and the names that cannot be read
 /// (each a message; the command goes on and exits 2 at the end).
@@ -57,7 +58,7 @@ impl Inputs {
         self.sources.extend(w.files.into_iter().map(Source::Path));
         if self.sources.len() == before {
             self.errors.push(format!(
-                "{}: is a directory with no log file in it (*.log, *.txt, *.gz)",
+                "{}: is a directory with no log file in it (*.log, *.txt, *.out, *.err, *.md, *.gz)",
                 shown(dir)
             ));
         }

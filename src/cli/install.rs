@@ -44,7 +44,7 @@ pub fn run_completions(a: &CompletionsArgs) -> anyhow::Result<ExitCode> {
 /// Writes a man page (roff, section 1) to standard output: `crashdoc`'s, or with a
 /// subcommand path, that subcommand's (named `crashdoc-sig-test` as git and cargo do).
 pub fn run_man(a: &ManArgs) -> anyhow::Result<ExitCode> {
-    let mut cmd = Cli::command().disable_help_subcommand(true);
+    let mut cmd = super::examples::with_examples(Cli::command()).disable_help_subcommand(true);
     cmd.build();
     let mut name = String::from("crashdoc");
     for part in &a.path {
@@ -60,6 +60,7 @@ pub fn run_man(a: &ManArgs) -> anyhow::Result<ExitCode> {
     }
     let mut buf = Vec::new();
     clap_mangen::Man::new(cmd.name(name)).render(&mut buf)?;
+    buf.extend_from_slice(super::examples::man_sections(&a.path.join(" ")).as_bytes());
     std::io::stdout().lock().write_all(&buf)?;
     Ok(ExitCode::from(EXIT_FOUND))
 }

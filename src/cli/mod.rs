@@ -14,12 +14,14 @@ pub mod contrib;
 pub mod corpus;
 pub mod corpus_cluster;
 mod diagnose;
+mod examples;
 mod follow;
 pub mod inputs;
 mod install;
 pub mod output;
 pub mod preflight;
 mod progress;
+mod run;
 mod schema;
 pub mod sig;
 mod sig_diff;
@@ -78,6 +80,8 @@ pub struct Cli {
 pub enum Command {
     /// Diagnose logs (the default command).
     Diagnose(diagnose::DiagnoseArgs),
+    /// Run a command; when it fails, diagnose its output (its exit status is kept).
+    Run(run::RunArgs),
     /// Show the failures extracted from logs (the signature author's debugging view).
     Extract(diagnose::ExtractArgs),
     /// Work with the signature library.
@@ -343,10 +347,19 @@ pub fn run() -> ExitCode {
     }
     // read before the arguments are parsed: its `format` and `top` are their defaults
     let loaded = config::Config::load_current(no_config_arg(&args));
+    // the examples only matter to help: start-up does not build them otherwise
+    let wants_help = args
+        .iter()
+        .any(|a| a == "-h" || a == "--help" || a == "help");
+    let base = if wants_help {
+        examples::with_examples(Cli::command())
+    } else {
+        Cli::command()
+    };
     let cmd = match loaded {
-        Ok(cfg) => with_config_defaults(Cli::command(), cfg),
+        Ok(cfg) => with_config_defaults(base, cfg),
         // --version, --help and the commands that never read it still work
-        Err(_) => Cli::command(),
+        Err(_) => base,
     };
     let mut matches = cmd.get_matches_from(args);
     let cli = match Cli::from_arg_matches_mut(&mut matches) {
@@ -414,6 +427,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         None => diagnose::run_diagnose(&cli.diagnose),
         Some(Command::Diagnose(a)) => diagnose::run_diagnose(&a),
+        Some(Command::Run(a)) => run::run_run(&a),
         Some(Command::Extract(a)) => diagnose::run_extract(&a),
         Some(Command::Sig(c)) => sig::run(c),
         Some(Command::Bench(c)) => bench::run(c),

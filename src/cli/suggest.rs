@@ -32,7 +32,7 @@ pub fn mistyped_subcommand(args: &[OsString]) -> Option<clap::Error> {
     }
     let best = names
         .iter()
-        .map(|n| (edit_distance(first, n), n))
+        .map(|n| (crate::knowledge::text::edit_distance(first, n), n))
         .filter(|(d, n)| *d <= if n.len() <= SHORT_NAME { 1 } else { MAX_EDITS })
         .min_by_key(|(d, _)| *d)?
         .1
@@ -53,42 +53,17 @@ pub fn mistyped_subcommand(args: &[OsString]) -> Option<clap::Error> {
     Some(err)
 }
 
-/// Edit distance over characters, a swap of two neighbours counting as one edit
-/// (optimal string alignment: `sgi` is one edit from `sig`).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, v) in d[0].iter_mut().enumerate() {
-        *v = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = v;
-        }
-    }
-    d[a.len()][b.len()]
-}
-
 #[cfg(test)]
 mod tests {
-    use super::edit_distance;
 
     #[test]
     fn distance() {
-        assert_eq!(edit_distance("diagnos", "diagnose"), 1);
-        assert_eq!(edit_distance("sgi", "sig"), 1);
-        assert_eq!(edit_distance("log", "sig"), 2);
-        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(
+            crate::knowledge::text::edit_distance("diagnos", "diagnose"),
+            1
+        );
+        assert_eq!(crate::knowledge::text::edit_distance("sgi", "sig"), 1);
+        assert_eq!(crate::knowledge::text::edit_distance("log", "sig"), 2);
+        assert_eq!(crate::knowledge::text::edit_distance("", "abc"), 3);
     }
 }

@@ -557,12 +557,12 @@ impl Assembly<'_> {
             layer: layer.layer,
             similarity: layer.similarity,
             wrapped_by: layer.wrapped_by,
-            title: sig.title.clone(),
+            title: fill(&sig.title, &r.captures),
             category: sig.category,
             severity: sig.severity,
             confidence: Confidence::of(r.score),
             score: (r.score * 100.0).round() / 100.0,
-            explain: sig.explain.clone(),
+            explain: fill(&sig.explain, &r.captures),
             environment: self.environment(sig),
             evidence: r.evidence.clone(),
             captures: r.captures.clone(),
@@ -716,6 +716,11 @@ fn by_line_headline(x: &Extraction, line: usize) -> Option<String> {
         .map(|f| f.headline.clone())
 }
 
+/// Prose with its `{{capture}}`s filled from the values read from the log.
+fn fill(text: &str, captures: &BTreeMap<String, String>) -> String {
+    crate::knowledge::vars::fill_prose(text, |n| captures.get(n).cloned())
+}
+
 /// The steps of a signature for these facts: a step whose `if` is false is left out; one
 /// whose `if` is true fits and moves first (the order among fitting steps is kept).
 fn render_steps(
@@ -771,9 +776,9 @@ fn render_step(
     facts: &crate::env::Facts,
 ) -> RenderedStep {
     let mut out = RenderedStep {
-        description: s.description.clone(),
+        description: fill(&s.description, captures),
         command: None,
-        when: s.when.clone(),
+        when: s.when.as_deref().map(|w| fill(w, captures)),
         note: None,
         template: None,
         fits: false,

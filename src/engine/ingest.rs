@@ -69,6 +69,12 @@ pub enum IngestError {
         format: &'static str,
         tool: &'static str,
     },
+    #[error("{path}: is a binary file, not a log (a NUL byte at offset {offset}; {percent}% of the other bytes of its first 8 KiB are control bytes or invalid UTF-8): nothing diagnosed")]
+    Binary {
+        path: String,
+        offset: usize,
+        percent: usize,
+    },
     #[error("{path}: read error after line {line}: {source}")]
     Read {
         path: String,
@@ -118,7 +124,15 @@ impl LineReader {
                     tool,
                 });
             }
-            head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b
+            let gzip = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
+            if let Some((offset, percent)) = binary(head).filter(|_| !gzip) {
+                return Err(IngestError::Binary {
+                    path: shown(&name),
+                    offset,
+                    percent,
+                });
+            }
+            gzip
         };
         let inner: Box<dyn BufRead + Send> = if is_gzip {
             Box::new(BufReader::with_capacity(
@@ -217,6 +231,46 @@ fn other_compression(head: &[u8]) -> Option<(&'static str, &'static str)> {
         && (b'1'..=b'9').contains(&head[3])
         && (head[4..10] == *BZ2_BLOCK || head[4..10] == *BZ2_END);
     bz2.then_some(("bzip2", "bzip2"))
+}
+
+/// How much of an input's start [`binary`] looks at.
+const BINARY_SNIFF: usize = 8 << 10;
+/// The share (in percent) of control bytes and invalid UTF-8 among the bytes that are
+/// not NUL, above which a start with a NUL byte is binary.
+const BINARY_PERCENT: usize = 10;
+
+/// Whether an input's first bytes are those of a binary file (a core dump, an
+/// executable, a checkpoint), as git and ripgrep tell: a NUL byte, here together with
+/// more than [`BINARY_PERCENT`]% of the other bytes being control bytes (not tab,
+/// newline, carriage return, form feed or escape) or invalid UTF-8. A log with a block
+/// of NULs (the zero-filled end of a file cut by a crash or a power loss) is text; so is
+/// UTF-16 (a BOM, or NULs on one parity, as PowerShell's `>` writes): their NULs are
+/// dropped. Returns the first NUL's offset and that share.
+fn binary(head: &[u8]) -> Option<(usize, usize)> {
+    let head = &head[..head.len().min(BINARY_SNIFF)];
+    let first_nul = memchr::memchr(0, head)?;
+    if head.starts_with(&[0xff, 0xfe]) || head.starts_with(&[0xfe, 0xff]) {
+        return None;
+    }
+    let nuls = head.iter().filter(|&&b| b == 0).count();
+    let odd = head.iter().skip(1).step_by(2).filter(|&&b| b == 0).count();
+    if nuls * 10 >= head.len() * 4 && (odd * 10 >= nuls * 9 || odd * 10 <= nuls) {
+        return None; // UTF-16 without a BOM: every other byte is NUL
+    }
+    let mut odd_bytes = 0;
+    for chunk in head.utf8_chunks() {
+        odd_bytes += chunk.invalid().len();
+        odd_bytes += chunk
+            .valid()
+            .bytes()
+            .filter(|&b| {
+                (b < 0x20 && !matches!(b, 0 | b'\t' | b'\n' | b'\r' | 0x0c | 0x1b)) || b == 0x7f
+            })
+            .count();
+    }
+    let others = (head.len() - nuls).max(1);
+    let percent = odd_bytes * 100 / others;
+    (percent > BINARY_PERCENT).then_some((first_nul, percent))
 }
 
 /// What [`LineReader::read_into`] tells of the line it read.

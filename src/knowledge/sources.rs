@@ -94,6 +94,25 @@ pub(crate) fn yaml_options() -> serde_saphyr::Options {
     o
 }
 
+/// serde's "unknown variant `X`, expected one of A, B, …" (or "unknown field") gets the
+/// closest of the expected names (`gpu-oomm` → `gpu-oom`).
+fn variant_hint(msg: &str) -> String {
+    let Some(rest) = msg
+        .strip_prefix("unknown variant `")
+        .or_else(|| msg.strip_prefix("unknown field `"))
+    else {
+        return String::new();
+    };
+    let Some((word, expected)) = rest.split_once('`') else {
+        return String::new();
+    };
+    let Some(list) = expected.split_once("expected one of ").map(|(_, l)| l) else {
+        return String::new();
+    };
+    let names = list.split(", ").map(|n| n.trim_matches('`'));
+    crate::knowledge::text::did_you_mean(&crate::knowledge::text::closest(word, names))
+}
+
 pub(crate) fn yaml_error(name: &str, text: &str, e: &serde_saphyr::Error) -> Diagnostic {
     let full = e.to_string();
     // the first line is the message; serde-saphyr adds its own snippet after it
@@ -110,7 +129,7 @@ pub(crate) fn yaml_error(name: &str, text: &str, e: &serde_saphyr::Error) -> Dia
             }
         }
     }
-    let msg = msg.to_string();
+    let msg = msg.to_string() + &variant_hint(msg);
     let d = Diagnostic::new(Code::E001, name, msg);
     match e.location() {
         Some(l) => d.at(text, l.line() as usize, l.column() as usize),

@@ -84,6 +84,63 @@ pub fn clip(s: &str, max: usize) -> String {
     out
 }
 
+/// Edit distance over characters, a swap of two neighbours counting as one edit
+/// (optimal string alignment: `sgi` is one edit from `sig`).
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, v) in d[0].iter_mut().enumerate() {
+        *v = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// The candidates closest to a mistyped word (at most 3, closest first): within an edit
+/// distance of a third of the word's length (at least 2), or holding every `-`-separated
+/// part of it (`cubin-mismatch` → `flashinfer-cubin-version-mismatch`). For "did you
+/// mean" hints.
+pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let limit = (word.chars().count() / 3).max(2);
+    let parts: Vec<&str> = word.split('-').filter(|p| p.len() >= 3).collect();
+    let mut v: Vec<(usize, &str)> = candidates
+        .into_iter()
+        .filter_map(|c| {
+            let d = edit_distance(word, c);
+            let all_parts =
+                !parts.is_empty() && parts.iter().all(|p| c.split('-').any(|x| x == *p));
+            (d <= limit || all_parts).then_some((d, c))
+        })
+        .collect();
+    v.sort();
+    v.dedup();
+    v.into_iter().take(3).map(|(_, c)| c).collect()
+}
+
+/// ` (did you mean `a`, `b`?)` for [`closest`]'s answer, or nothing.
+pub fn did_you_mean(close: &[&str]) -> String {
+    if close.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = close.iter().map(|c| format!("`{c}`")).collect();
+    format!(" (did you mean {}?)", names.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -81,3 +81,27 @@ pub fn prose_variables(text: &str) -> Vec<String> {
     }
     out
 }
+
+/// Fills every `{{name}}` of prose (a title, an explanation, a step's description or
+/// `when`) with `value(name)`, control characters escaped; a name without a value (an
+/// optional group that did not take part) reads `…`. The loader refuses a name that is
+/// not a capture (E007), so nothing is printed as written.
+pub fn fill_prose(text: &str, value: impl Fn(&str) -> Option<String>) -> String {
+    if !text.contains("{{") {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("{{") {
+        let after = &rest[i + 2..];
+        let Some(j) = after.find("}}") else { break };
+        out.push_str(&rest[..i]);
+        match value(after[..j].trim()) {
+            Some(v) => out.push_str(&crate::knowledge::text::escape_control(&v)),
+            None => out.push('…'),
+        }
+        rest = &after[j + 2..];
+    }
+    out.push_str(rest);
+    out
+}

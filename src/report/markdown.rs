@@ -124,6 +124,8 @@ pub fn render(d: &Diagnosis) -> String {
                     let cmd = escape_control(cmd);
                     let f = fence(std::iter::once(cmd.as_str()));
                     let _ = writeln!(out, "   {f}sh\n   {cmd}\n   {f}");
+                } else if let Some(n) = &s.note {
+                    let _ = writeln!(out, "   (command not shown: {})", escape_control(n));
                 }
             }
             out.push('\n');

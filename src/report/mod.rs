@@ -36,7 +36,7 @@ pub trait Render {
 }
 
 /// JSON per the contract of [`wire`] (README.md, `crashdoc schema diagnosis`),
-/// pretty-printed, one document per input.
+/// pretty-printed: the document of one input ([`JsonArray`] for several).
 pub struct Json;
 
 impl Render for Json {
@@ -45,6 +45,20 @@ impl Render for Json {
     }
     fn separator(&self) -> &'static str {
         ""
+    }
+}
+
+/// JSON of several inputs: one array of their diagnoses, in input order, so that the
+/// output is one JSON value (`jq`, `json.load`); one input keeps its single object.
+pub struct JsonArray;
+
+impl Render for JsonArray {
+    fn collects(&self) -> bool {
+        true
+    }
+    fn all(&self, ds: &[Diagnosis]) -> Result<String, RenderError> {
+        let v: Vec<wire::Diagnosis> = ds.iter().map(wire::Diagnosis::from).collect();
+        Ok(serde_json::to_string_pretty(&v)? + "\n")
     }
 }
 

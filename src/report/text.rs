@@ -197,22 +197,31 @@ fn spread_text(c: &Cause) -> Option<String> {
     Some(out)
 }
 
+/// `[category · severity · confidence score]`: the severity in red when the cause is
+/// fatal or an error, the confidence in its own colour (a green `fatal` read as fine).
+fn badge(c: &Cause, st: Style) -> String {
+    use crate::knowledge::signature::model::Severity;
+    let sev = c.severity.as_str();
+    let sev = match c.severity {
+        Severity::Fatal => st.paint("1;31", sev),
+        Severity::Error => st.paint("31", sev),
+        _ => sev.to_string(),
+    };
+    let conf = format!("{} {:.2}", c.confidence.as_str(), c.score);
+    format!(
+        "[{} · {sev} · {}]",
+        c.category,
+        st.conf(c.confidence, &conf)
+    )
+}
+
 fn cause(out: &mut String, c: &Cause, st: Style) {
     let _ = writeln!(
         out,
         "{}. {}  {}",
         c.rank,
         st.bold(&escape_control(&c.title)),
-        st.conf(
-            c.confidence,
-            &format!(
-                "[{} · {} · {} {:.2}]",
-                c.category,
-                c.severity.as_str(),
-                c.confidence.as_str(),
-                c.score
-            )
-        )
+        badge(c, st)
     );
     match &c.layer {
         Some(layer) => {
@@ -421,11 +430,12 @@ fn fix_block(out: &mut String, steps: &[RenderedStep], st: Style) {
                 "        {}",
                 st.cmd(&format!("$ {}", escape_control(cmd)))
             );
-        } else if let (Some(t), Some(n)) = (&s.template, &s.note) {
+        } else if let Some(n) = &s.note {
+            // the unfilled template itself is not printed: `{{unit}}` is no command
             let _ = writeln!(
                 out,
                 "        {}",
-                st.dim(&format!("({}: {})", escape_control(t), escape_control(n)))
+                st.dim(&format!("(command not shown: {})", escape_control(n)))
             );
         }
     }

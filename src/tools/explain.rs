@@ -91,8 +91,9 @@ pub struct Explanation {
 /// Failure while explaining.
 #[derive(Debug, thiserror::Error)]
 pub enum ExplainError {
-    #[error("no signature `{0}` in the loaded library")]
-    UnknownSignature(String),
+    /// The id, and a "did you mean" hint (empty when no id is close).
+    #[error("no signature `{0}` in the loaded library{1}")]
+    UnknownSignature(String, String),
     #[error("{0}")]
     Input(#[from] crate::engine::ingest::IngestError),
     #[error("{0}")]
@@ -226,7 +227,9 @@ pub fn explain(
     text: &str,
 ) -> Result<Explanation, ExplainError> {
     let Some(index) = lib.signatures.position(id) else {
-        return Err(ExplainError::UnknownSignature(id.to_string()));
+        let ids = lib.signatures.iter().map(|s| s.id.as_str());
+        let hint = crate::knowledge::text::did_you_mean(&crate::knowledge::text::closest(id, ids));
+        return Err(ExplainError::UnknownSignature(id.to_string(), hint));
     };
     let sig: &Signature = &lib.signatures[index];
     let (x, m) = crate::tools::draft::run_text(lib, name, text)?;

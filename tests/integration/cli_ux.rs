@@ -107,7 +107,6 @@ fn a_directory_is_read_as_its_logs_recursively_in_name_order() {
     std::fs::create_dir_all(d.path().join("b/c")).expect("mkdir");
     std::fs::write(d.path().join("a.log"), &log).expect("write");
     std::fs::write(d.path().join("b/c/deep.txt"), &log).expect("write");
-    std::fs::write(d.path().join("notes.md"), "not a log").expect("write");
     std::fs::write(d.path().join("image.bin"), [0u8, 1, 2]).expect("write");
     #[cfg(unix)]
     std::os::unix::fs::symlink(d.path(), d.path().join("b/loop")).expect("symlink loop");

@@ -490,6 +490,7 @@ pub fn compile(
             "no usable atom: no condition yields a literal of 3 or more characters that every match must contain; add a `message`/`text` regex with a literal part, an `exception`, or give `atoms:`".to_string(),
         );
     }
+    check_prose(&mut cx, f);
     let mut remediation = Vec::new();
     for s in &f.remediation {
         let command = s.command.as_ref().and_then(|t| {
@@ -511,10 +512,11 @@ pub fn compile(
         });
         let at = s.command.as_ref().unwrap_or(&f.id);
         let condition = cx.fact_tree(at, &s.condition);
+        // a folded scalar (`description: >`) ends with a newline: prose is kept trimmed
         remediation.push(Step {
-            description: s.description.clone(),
+            description: s.description.trim().to_string(),
             command,
-            when: s.when.clone(),
+            when: s.when.as_deref().map(|w| w.trim().to_string()),
             condition,
         });
     }
@@ -557,7 +559,7 @@ pub fn compile(
     match (cond, atoms) {
         (Some(cond), Some(atoms)) if cx.errors.is_empty() => Ok(Signature {
             id,
-            title: f.title.clone(),
+            title: f.title.trim().to_string(),
             category: f.category,
             severity: f.severity,
             projects: f.projects.clone(),
@@ -582,5 +584,31 @@ pub fn compile(
             completes: f.completes,
         }),
         _ => Err(cx.errors),
+    }
+}
+
+/// Prose (title, explain, a step's description and `when`) is filled from the captures
+/// when a cause is reported: a `{{name}}` there that no regex of the match captures
+/// would be printed as it is written, so it is an error (E007), as in a command.
+fn check_prose(cx: &mut Ctx, f: &SignatureFile) {
+    let mut fields: Vec<(&str, &str)> = vec![("title", &f.title), ("explain", &f.explain)];
+    for s in &f.remediation {
+        fields.push(("a step's description", &s.description));
+        if let Some(w) = &s.when {
+            fields.push(("a step's when", w));
+        }
+    }
+    for (field, text) in fields {
+        for v in crate::knowledge::vars::prose_variables(text) {
+            if cx.captures.contains_key(&v) {
+                continue;
+            }
+            let known: Vec<&str> = cx.captures.keys().map(String::as_str).collect();
+            let msg = format!(
+                "`{{{{{v}}}}}` in {field} is not a capture of this signature (prose is filled from the match's captures; known: {})",
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            );
+            cx.err(Code::E007, &f.id, msg);
+        }
     }
 }

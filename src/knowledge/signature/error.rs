@@ -87,7 +87,7 @@ impl Code {
             Code::E004 => "duplicate id (another file, or the embedded library, defines it)",
             Code::E005 => "invalid regex, or a regex too big once compiled",
             Code::E006 => "no usable atom (no literal of 3+ characters every match must contain), or a given atom shorter than 3",
-            Code::E007 => "bad command template, or a `{{variable}}` that is neither a capture nor a context value (`unit`)",
+            Code::E007 => "bad command template, or a `{{variable}}` that is neither a capture nor a context value (`unit`); in prose (title, explain, a step's description or `when`, filled from the captures), one that is not a capture",
             Code::E008 => "`consequence_of` names a signature no loaded library defines",
             Code::E009 => "an `exception:` that is not a type name, or an unknown `kind:`",
             Code::E010 => "a file that is not a signature in a library folder",
