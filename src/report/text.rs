@@ -566,14 +566,15 @@ pub fn render(d: &Diagnosis, st: Style) -> String {
         }
     }
     let _ = writeln!(out, "{}\n", st.bold(&head));
-    if !d.causes.is_empty() && !d.found() {
-        let _ = writeln!(
-            out,
-            "No known cause found. What the failure's words suggest (layer inferred):\n"
-        );
-    }
-    if d.causes.is_empty() {
+    if !d.found() {
+        // no known cause: the failing block first, then what an inferred cause suggests
         no_cause(&mut out, d, st);
+        if !d.causes.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nWhat the failure's words suggest (layer inferred):\n"
+            );
+        }
     }
     if let Some(f) = &d.first_failure {
         let _ = writeln!(
