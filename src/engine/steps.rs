@@ -159,8 +159,8 @@ pub fn benign(message: &str) -> bool {
     BENIGN_RE.is_match(visible(message))
 }
 
-/// Literals one of which every class but [`Class::Specific`] by level needs in a line's
-/// message (case-insensitive): the pipeline reads a line with one of them in full.
+/// Literals one of which every class but [`Class::Specific`] by an error level needs in a
+/// line's message (case-insensitive): the pipeline reads a line with one of them in full.
 const LITERALS: &[&str] = &[
     "error",
     "fail",
@@ -259,13 +259,18 @@ fn visible(message: &str) -> &str {
 
 /// The class of a line from its message (prefixes peeled) and level.
 pub fn classify(message: &str, level: Option<Level>) -> Option<Class> {
-    let leveled = matches!(level, Some(l) if l >= Level::Warning);
-    if !leveled && !LITERAL_AC.is_match(message) {
+    // a warning or an informational line is never a failing step's headline nor its end
+    // (and a warning-heavy healthy log costs nothing here)
+    if matches!(level, Some(Level::Warning | Level::Info | Level::Debug)) {
+        return None;
+    }
+    let errored = matches!(level, Some(l) if l.is_error());
+    if !errored && !LITERAL_AC.is_match(message) {
         return None;
     }
     let s = visible(message);
     let t = s.trim_start();
-    if t.is_empty() || matches!(level, Some(Level::Info | Level::Debug)) {
+    if t.is_empty() {
         return None;
     }
     if TERMINAL_SET.is_match(t) {
