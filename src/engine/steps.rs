@@ -20,6 +20,7 @@
 //! [`literals`] in its message, so [`classify`] would find nothing in it: the brute-force
 //! engine, which classifies every line, gets the same block.
 
+use std::collections::VecDeque;
 use std::sync::LazyLock;
 
 use aho_corasick::AhoCorasick;
@@ -49,6 +50,10 @@ macro_rules! set {
 /// peeled into the level), GitLab CI, Jenkins, Buildkite.
 const TERMINAL: &[&str] = &[
     r#"^The command ".*" (?:exited with [1-9][0-9]*|failed)"#,
+    // Travis, a command with a newline inside its quotes: the status ends its last line
+    r#"^[^"]*" exited with [1-9][0-9]*\.$"#,
+    // Travis's job end, when no step said it failed
+    r"^Done\. Your build exited with [1-9]",
     r"^(?:Error: )?Process completed with exit code [1-9]",
     r"^ERROR: Job failed",
     r"^ERROR: script returned exit code [1-9]",
@@ -104,7 +109,7 @@ set!(GENERIC_SET, GENERIC);
 
 /// A line that announces the details of a failure on the lines after it: the block
 /// starts after it.
-const HEADER: &str = r"(?i)^(?:rake aborted!|\* What went wrong:|=+ (?:FAILURES|ERRORS) =+|TEST FAILURES|FAILURES!+|Failures:|ERROR|Last [0-9]+ lines of output:|Caused by:|Errors?:|Failed tests?:)$";
+const HEADER: &str = r"(?i)^(?:[0-9]+ failing|rake aborted!|\* What went wrong:|=+ (?:FAILURES|ERRORS) =+|TEST FAILURES|FAILURES!+|Failures:|ERROR|Last [0-9]+ lines of output:|Caused by:|Errors?:|Failed tests?:)$";
 re!(HEADER_RE, HEADER);
 
 /// A line stating a failure in a tool's own standard shape, with how strongly it says so
@@ -126,7 +131,7 @@ const SPECIFIC: &[(&str, bool)] = &[
     (r"^\s*E\s{2,}\S", false),
     (r"\[FAIL\]|\bnot ok\b", false),
     // a line that starts by saying it is an error
-    (r"^(?:fatal|FATAL|ERROR|Error|error)\b[:!\s]", false),
+    (r"^\s*(?:fatal|FATAL|ERROR|Error|error)\b[:!\s]", false),
     (r"^\[ERROR\]\s+\S", false),
 ];
 static SPECIFIC_SET: LazyLock<RegexSet> = LazyLock::new(|| {
@@ -146,7 +151,7 @@ re!(ERRORISH_RE, ERRORISH);
 const BENIGN: &str = r"(?ix)
  \b0\ (?:failures?|errors?|failed)\b|\b(?:failures?|errors?|failed):?\ 0\b|\bno\ (?:errors?|failures?)\b|\bpassed\b|\bok\b\s*$|(?-i:\bPASS\b)|\u{2713}|\u{2714}
  |^\s*(?:INFO|DEBUG)\b|\[INFO\]|-Werror|-Wno-|-Wall|-fno-|--error|error_?reporting|errors?\.(?:js|py|rb|go|h|c|ts)\b|_error|error_|Error\.php|ErrorHandler
- |^\s*(?:\+\ |\$\ )|^\s*(?:Compiling|Downloading|Installing|Collecting|Requirement|Building|Running|Fetching|Using)\b|\bskipp?ed\b|allow_failures|fast_finish|on_failure|--fail-fast|failfast";
+ |^\s*(?:\+\ |\$\ |\+{1,3}[a-z_])|^\s*(?:Compiling|Downloading|Installing|Collecting|Requirement|Building|Running|Fetching|Using)\b|\bskipp?ed\b|allow_failures|fast_finish|on_failure|--fail-fast|failfast";
 re!(BENIGN_RE, BENIGN);
 
 // A warning: never the failing block's headline (it may still be a failure of its own).
@@ -235,11 +240,13 @@ pub enum Class {
 }
 
 impl Class {
-    /// How much a person trusts the line as the headline: 2 states the failure, 1 holds
-    /// error words, 0 only says something failed.
+    /// How much a person trusts the line as the headline: 3 is a tool's own section of
+    /// failure details, 2 states the failure, 1 holds error words, 0 only says something
+    /// failed.
     fn strength(self) -> Option<usize> {
         match self {
-            Class::Specific | Class::Header => Some(2),
+            Class::Header => Some(3),
+            Class::Specific => Some(2),
             Class::Weak => Some(1),
             Class::Generic => Some(0),
             Class::Terminal | Class::StepStart => None,
@@ -344,6 +351,56 @@ fn skip_escapes(mut b: &[u8]) -> &[u8] {
     b
 }
 
+/// Lines of the paragraph before a generic summary kept for its block, at most.
+const MAX_BEFORE: usize = 30;
+
+/// The paragraph being read and the one before it, raw (clipped), their buffers reused:
+/// a generic summary (`error Command failed with exit code 3.`, `npm ERR! …`) says only
+/// that something failed, and the tool printed why in the paragraph just above it.
+#[derive(Debug, Default)]
+struct Recent {
+    current: VecDeque<(usize, Vec<u8>)>,
+    previous: VecDeque<(usize, Vec<u8>)>,
+    spare: Vec<Vec<u8>>,
+}
+
+impl Recent {
+    fn push(&mut self, line: usize, shape: LineShape, raw: &[u8]) {
+        if shape.blank {
+            if !self.current.is_empty() {
+                std::mem::swap(&mut self.current, &mut self.previous);
+                self.spare.extend(self.current.drain(..).map(|(_, b)| b));
+            }
+            return;
+        }
+        if self.current.len() >= MAX_BEFORE {
+            if let Some((_, b)) = self.current.pop_front() {
+                self.spare.push(b);
+            }
+        }
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(raw.get(..MAX_LINE_BYTES.min(raw.len())).unwrap_or_default());
+        self.current.push_back((line, buf));
+    }
+
+    fn clear(&mut self) {
+        self.spare.extend(self.current.drain(..).map(|(_, b)| b));
+        self.spare.extend(self.previous.drain(..).map(|(_, b)| b));
+    }
+
+    /// The paragraph just above the line being read: the one it belongs to, else the one
+    /// before the blank lines.
+    fn above(&self) -> Vec<(usize, String)> {
+        let para = if self.current.is_empty() {
+            &self.previous
+        } else {
+            &self.current
+        };
+        para.iter().map(|(l, b)| (*l, shown(b))).collect()
+    }
+}
+
 /// Candidate lines further apart than this start a new cluster.
 const GAP: usize = 6;
 /// Lines a block spans at most from its headline.
@@ -368,6 +425,8 @@ struct Track {
     done: bool,
     /// The block's lines (number, text clipped), from its headline.
     lines: Vec<(usize, String)>,
+    /// For a generic summary: the paragraph above it, where its tool said why.
+    before: Vec<(usize, String)>,
 }
 
 /// The failing block of one input, as the tracker found it.
@@ -402,9 +461,13 @@ fn shown(bytes: &[u8]) -> String {
 pub struct Steps {
     step_start: usize,
     terminal: Option<usize>,
-    /// One track per strength (generic, weak, specific).
-    tracks: [Option<Track>; 3],
+    /// One track per strength (generic, weak, specific, header).
+    tracks: [Option<Track>; 4],
     terminal_text: Option<String>,
+    /// The paragraph above the terminal line: where a step that printed no error line
+    /// said why it failed.
+    terminal_before: Vec<(usize, String)>,
+    recent: Recent,
 }
 
 impl Steps {
@@ -461,11 +524,13 @@ impl Steps {
             Some(Class::Terminal) => {
                 self.terminal = Some(line);
                 self.terminal_text = Some(shown(raw));
+                self.terminal_before = self.recent.above();
                 return;
             }
             Some(Class::StepStart) => {
                 self.step_start = line;
                 self.tracks = Default::default();
+                self.recent.clear();
                 return;
             }
             _ => {}
@@ -475,16 +540,21 @@ impl Steps {
             match slot {
                 Some(t) if !t.done => t.step(line, shape, class, hash, raw),
                 None if strength == Some(i) => {
-                    *slot = Some(Track::open(line, class, hash, raw));
+                    let mut t = Track::open(line, class, hash, raw);
+                    if class == Some(Class::Generic) {
+                        t.before = self.recent.above();
+                    }
+                    *slot = Some(t);
                 }
                 _ => {}
             }
         }
+        self.recent.push(line, shape, raw);
     }
 
     /// The failing block: the first cluster of the strongest kind in the failing step
-    /// (the step a CI runner said failed, or the log's last step), else the line that
-    /// ended the step.
+    /// (the step a CI runner said failed, or the log's last step) — for a generic summary,
+    /// from the paragraph above it —, else the line that ended the step.
     pub fn block(&self) -> Option<Block> {
         let make = |start: usize, end: usize, lines: Vec<(usize, String)>| Block {
             start,
@@ -494,20 +564,25 @@ impl Steps {
             lines,
         };
         if let Some(t) = self.tracks.iter().rev().flatten().next() {
+            let start = t.before.first().map_or(t.head, |(l, _)| *l);
             let lines = t
-                .lines
+                .before
                 .iter()
-                .filter(|(l, _)| (t.head..=t.end).contains(l))
+                .chain(t.lines.iter().filter(|(l, _)| (t.head..=t.end).contains(l)))
+                .take(MAX_BLOCK)
                 .cloned()
                 .collect();
-            return Some(make(t.head, t.end, lines));
+            return Some(make(start, t.end, lines));
         }
         self.terminal.map(|l| {
-            make(
-                l,
-                l,
-                self.terminal_text.iter().map(|t| (l, t.clone())).collect(),
-            )
+            let start = self.terminal_before.first().map_or(l, |(n, _)| *n);
+            let lines = self
+                .terminal_before
+                .iter()
+                .cloned()
+                .chain(self.terminal_text.iter().map(|t| (l, t.clone())))
+                .collect();
+            make(start, l, lines)
         })
     }
 }
@@ -523,6 +598,7 @@ impl Track {
             end: line,
             blank_after: false,
             done: false,
+            before: Vec::new(),
         }
     }
 

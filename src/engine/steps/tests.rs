@@ -96,9 +96,39 @@ The command \"git fetch\" exited with 128.
 }
 
 #[test]
-fn without_an_error_line_the_terminal_line_is_the_block() {
+fn without_an_error_line_the_paragraph_above_the_terminal_line_is_the_block() {
     let log = "$ ./run.sh\nrunning\nThe command \"./run.sh\" exited with 1.\n";
-    assert_eq!(block(log), Some((3, 3)));
+    assert_eq!(block(log), Some((2, 3)));
+    let log = "$ ./check.sh\nsetup done\n\nYour change is 3174 lines, over the limit\nof 2000.\n\nThe command \"./check.sh\" exited with 1.\n";
+    assert_eq!(block(log), Some((4, 7)));
+}
+
+#[test]
+fn a_generic_summary_reads_from_the_paragraph_above_it() {
+    // yarn prints only that the script failed; the script said why just above
+    let log = "$ yarn test\n  Package size limit has exceeded by 934 B\n  Size limit:   103 KB\n\nerror Command failed with exit code 3.\ninfo Visit https://yarnpkg.com/en/docs/cli/run for documentation about this command.\nThe command \"yarn test\" exited with 1.\n";
+    assert_eq!(block(log), Some((2, 6)));
+}
+
+#[test]
+fn travis_status_of_a_command_with_a_newline_inside_its_quotes() {
+    assert_eq!(classify("\" exited with 1.", None), Some(Class::Terminal));
+    assert_eq!(
+        classify("Done. Your build exited with 1.", None),
+        Some(Class::Terminal)
+    );
+    // npm-run-all's status of one script is no step's end
+    assert_ne!(
+        classify("ERROR: \"lint\" exited with 1.", None),
+        Some(Class::Terminal)
+    );
+}
+
+#[test]
+fn a_test_runner_section_of_failures_outranks_an_earlier_stray_error() {
+    // mocha's epilogue: the count of failures, then each failure numbered
+    let log = "$ npm test\nTypeError: x is not a function (a warning of a plugin)\nstill running\n\n  119 passing (8s)\n  1 failing\n\n  1) Window opens:\n     Error: timeout of 2000ms exceeded.\n\nThe command \"npm test\" exited with 1.\n";
+    assert_eq!(block(log), Some((8, 9)));
 }
 
 #[test]
