@@ -59,11 +59,19 @@ const TERMINAL: &[&str] = &[
     r"^ERROR: script returned exit code [1-9]",
     r"^Finished: FAILURE",
     r"Error: The command exited with status [1-9]",
+];
+set!(TERMINAL_SET, TERMINAL);
+
+/// A CI runner ended the job and said why (GitHub Actions' cancellation, shutdown and
+/// timeout messages): the line is the failure itself, not a status after it.
+const STATING: &[&str] = &[
     r"^The operation was canceled\.",
     r"^The runner has received a shutdown signal",
     r"^The action '.*' has timed out",
+    r"^The job (?:running on runner .* )?has exceeded the maximum execution time",
+    r"^The job exceeded the maximum time limit",
 ];
-set!(TERMINAL_SET, TERMINAL);
+set!(STATING_SET, STATING);
 
 /// Where a CI step starts: the command line Travis and GitLab print, a GitHub Actions
 /// group, a GitLab section.
@@ -76,7 +84,6 @@ const GENERIC: &[&str] = &[
     // make, ninja, shells and launchers
     r"^make(?:\[[0-9]+\])?: \*\*\* ",
     r"^ninja: build stopped",
-    r"^FAILED: ",
     r"(?i)failed with exit code|returned non-zero exit|exit code:? [1-9]|\bexited with (?:code|status)",
     r"^Got exit code",
     r"^Command exited with",
@@ -124,12 +131,16 @@ const SPECIFIC: &[(&str, bool)] = &[
     (r"panicked at", true),
     // test runners: go test, pytest, mocha/jasmine, ExUnit, xUnit/TAP
     (r"^(?:--- )?FAIL:?\s+\S", false),
-    (r"^FAILED\s", false),
+    (r"^FAILED:?\s", false),
     (r"^_{3,}\s.*\s_{3,}$", false),
     (r"^\s*[0-9]+\)\s+\S", false),
     (r"^\*\*\s\(", false),
     (r"^\s*E\s{2,}\S", false),
     (r"\[FAIL\]|\bnot ok\b", false),
+    // pytest's banner when a session stops (`!!! KeyboardInterrupt !!!`, `!!! Interrupted: …`)
+    (r"^!{3,} .+ !{3,}$", false),
+    // lintrunner: the file its findings follow
+    (r"^>>> Lint for \S.*:$", false),
     // a line that starts by saying it is an error
     (r"^\s*(?:fatal|FATAL|ERROR|Error|error)\b[:!\s]", false),
     (r"^\[ERROR\]\s+\S", false),
@@ -207,6 +218,9 @@ const LITERALS: &[&str] = &[
     "tasks: top",
     "raw xcodebuild",
     "build stopped",
+    "!!! ",
+    ">>> lint for",
+    "exceeded the maximum",
 ];
 
 /// The literals [`classify`] needs (added to the prefilter's automaton).
@@ -227,12 +241,17 @@ static LITERAL_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
 pub enum Class {
     /// A CI step or job ended in failure.
     Terminal,
+    /// A CI runner ended the job and said why: the failure itself.
+    Stating,
     /// A CI step starts.
     StepStart,
     /// The details of a failure follow.
     Header,
     /// A failure stated in a tool's standard shape.
     Specific,
+    /// A failure stated in a compiler's or a language's own shape (`file:line: error`,
+    /// `error[E0425]:`, `ValueError:`, a panic): what a build or test runner's lines report.
+    Stated,
     /// Error words, no standard shape.
     Weak,
     /// A summary that follows the real error.
@@ -240,16 +259,17 @@ pub enum Class {
 }
 
 impl Class {
-    /// How much a person trusts the line as the headline: 3 is a tool's own section of
-    /// failure details, 2 states the failure, 1 holds error words, 0 only says something
-    /// failed.
+    /// How much a person trusts the line as the headline: 4 is a tool's own section of
+    /// failure details, 3 a compiler's or a language's error, 2 a failure stated in a
+    /// tool's shape, 1 error words, 0 only says something failed.
     fn strength(self) -> Option<usize> {
         match self {
-            Class::Header => Some(3),
+            Class::Header => Some(4),
+            Class::Stated => Some(3),
             Class::Specific => Some(2),
             Class::Weak => Some(1),
             Class::Generic => Some(0),
-            Class::Terminal | Class::StepStart => None,
+            Class::Terminal | Class::Stating | Class::StepStart => None,
         }
     }
 }
@@ -283,6 +303,9 @@ pub fn classify(message: &str, level: Option<Level>) -> Option<Class> {
     if TERMINAL_SET.is_match(t) {
         return Some(Class::Terminal);
     }
+    if STATING_SET.is_match(t) {
+        return Some(Class::Stating);
+    }
     if STEP_START_RE.is_match(t) {
         return Some(Class::StepStart);
     }
@@ -295,7 +318,10 @@ pub fn classify(message: &str, level: Option<Level>) -> Option<Class> {
     let benign = BENIGN_RE.is_match(s) || WARN_RE.is_match(s);
     if let Some(i) = SPECIFIC_SET.matches(s).iter().next() {
         let strong = SPECIFIC.get(i).is_some_and(|(_, strong)| *strong);
-        if strong || !benign {
+        if strong {
+            return Some(Class::Stated);
+        }
+        if !benign {
             return Some(Class::Specific);
         }
         return None;
@@ -316,9 +342,11 @@ pub struct LineShape {
 }
 
 impl LineShape {
-    /// Read from the raw line (ANSI codes and a carriage return's overwritten text count
-    /// as nothing: the line is then looked at past them).
+    /// Read from the raw line (a byte-order mark, a CI runner's timestamp, ANSI codes and
+    /// a carriage return's overwritten text count as nothing: the line is then looked at
+    /// past them).
     pub fn of(bytes: &[u8]) -> LineShape {
+        let bytes = skip_timestamp(bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes));
         let start = bytes.iter().rposition(|&b| b == b'\r').map_or(0, |i| i + 1);
         let mut rest = bytes.get(start..).unwrap_or_default();
         if rest.iter().all(u8::is_ascii_whitespace) && start > 0 {
@@ -339,6 +367,36 @@ impl LineShape {
             indented,
             continuation,
         }
+    }
+}
+
+/// The bytes after the timestamp GitHub Actions and `docker logs --timestamps` put before
+/// every line (`2026-07-30T10:37:27.7634265Z `): a blank or an indented line keeps its
+/// shape behind it.
+fn skip_timestamp(b: &[u8]) -> &[u8] {
+    let shape = b"dddd-dd-ddTdd:dd:dd";
+    let dated = b.len() > shape.len()
+        && shape.iter().zip(b).all(|(&s, &c)| match s {
+            b'd' => c.is_ascii_digit(),
+            _ => c == s,
+        });
+    if !dated {
+        return b;
+    }
+    let mut i = shape.len();
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+    }
+    if b.get(i) == Some(&b'Z') {
+        i += 1;
+    }
+    match b.get(i) {
+        Some(b' ') => b.get(i + 1..).unwrap_or_default(),
+        None => &[],
+        Some(_) => b,
     }
 }
 
@@ -461,12 +519,15 @@ fn shown(bytes: &[u8]) -> String {
 pub struct Steps {
     step_start: usize,
     terminal: Option<usize>,
-    /// One track per strength (generic, weak, specific, header).
-    tracks: [Option<Track>; 4],
+    /// One track per strength (generic, weak, specific, stated, header).
+    tracks: [Option<Track>; 5],
     terminal_text: Option<String>,
     /// The paragraph above the terminal line: where a step that printed no error line
     /// said why it failed.
     terminal_before: Vec<(usize, String)>,
+    /// The terminal line said why the job ended ([`STATING`]): it outranks error words
+    /// and summaries, not a failure stated in a tool's shape.
+    stating: bool,
     recent: Recent,
 }
 
@@ -527,6 +588,12 @@ impl Steps {
                 self.terminal_before = self.recent.above();
                 return;
             }
+            Some(Class::Stating) => {
+                self.terminal = Some(line);
+                self.terminal_text = Some(shown(raw));
+                self.stating = true;
+                return;
+            }
             Some(Class::StepStart) => {
                 self.step_start = line;
                 self.tracks = Default::default();
@@ -554,7 +621,8 @@ impl Steps {
 
     /// The failing block: the first cluster of the strongest kind in the failing step
     /// (the step a CI runner said failed, or the log's last step) — for a generic summary,
-    /// from the paragraph above it —, else the line that ended the step.
+    /// from the paragraph above it —, else the line that ended the step (with the
+    /// paragraph above it, unless the line itself says why).
     pub fn block(&self) -> Option<Block> {
         let make = |start: usize, end: usize, lines: Vec<(usize, String)>| Block {
             start,
@@ -563,7 +631,10 @@ impl Steps {
             step_start: self.step_start,
             lines,
         };
-        if let Some(t) = self.tracks.iter().rev().flatten().next() {
+        // a runner that said why the job ended outranks error words and summaries
+        let weakest = if self.stating { 2 } else { 0 };
+        let strongest = self.tracks.get(weakest..).unwrap_or_default();
+        if let Some(t) = strongest.iter().rev().flatten().next() {
             let start = t.before.first().map_or(t.head, |(l, _)| *l);
             let lines = t
                 .before

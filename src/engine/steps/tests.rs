@@ -33,7 +33,19 @@ fn classes() {
     );
     assert_eq!(
         classify("src/a.c:3:5: error: expected ';'", None),
+        Some(Class::Stated)
+    );
+    assert_eq!(
+        classify("FAILED: [code=1] obj/a.o", None),
         Some(Class::Specific)
+    );
+    assert_eq!(
+        classify("!!!!!!!!!! KeyboardInterrupt !!!!!!!!!!", None),
+        Some(Class::Specific)
+    );
+    assert_eq!(
+        classify("The operation was canceled.", Some(Level::Error)),
+        Some(Class::Stating)
     );
     assert_eq!(classify("rake aborted!", None), Some(Class::Header));
     // zero counts, passing tests and informational lines are no failures
@@ -137,4 +149,40 @@ fn shapes_read_past_escapes_and_carriage_returns() {
     assert!(LineShape::of(b"\x1b[0m  at foo (a.js:1:2)").indented);
     assert!(LineShape::of(b"  at foo (a.js:1:2)").continuation);
     assert!(!LineShape::of(b"travis_time:start:1\r$ make").blank);
+}
+
+#[test]
+fn a_runners_timestamp_keeps_a_blank_or_indented_line_s_shape() {
+    let blank = LineShape::of(b"2026-07-28T23:19:32.5998236Z ");
+    assert!(blank.blank);
+    let indented = LineShape::of(b"2026-07-28T23:19:32.5998236Z   File \"x.py\", line 3");
+    assert!(indented.indented && !indented.blank);
+    let plain = LineShape::of(b"2026-07-28T23:19:32Z text");
+    assert!(!plain.indented && !plain.blank);
+    // not a timestamp: the line as it is
+    assert!(!LineShape::of(b"2026-07-28 text").indented);
+}
+
+#[test]
+fn a_compiler_s_error_outranks_the_build_tool_s_line_for_its_target() {
+    let log = "[12/40] Building CXX object a.o\nFAILED: [code=1] a.o\n/usr/bin/c++ -c a.cc\na.cc: In function 'f':\na.cc:3:5: error: expected ';'\n    3 | int x\n";
+    assert_eq!(block(log).map(|(start, _)| start), Some(5));
+}
+
+#[test]
+fn ninja_names_the_failed_target_before_the_command_s_output() {
+    let log = "[12/40] Building CXX object a.o\nFAILED: a.o\n/usr/bin/c++ -c a.cc\n/bin/sh: 1: c++: not found\n[13/40] Building CXX object b.o\n\nninja: build stopped: subcommand failed.\n\nERROR Backend subprocess exited when trying to invoke build_wheel\n";
+    // the summaries after it are in reach of the cluster: the block starts at the target
+    assert_eq!(block(log).map(|(start, _)| start), Some(2));
+}
+
+#[test]
+fn a_runner_that_says_why_the_job_ended_is_the_block() {
+    // a job cancelled after a line with error words (the runner's `##[error]` prefix is
+    // peeled by the pipeline before the tracker sees the message)
+    let log = "##[group]Run tests\nsome output\nretrying: connection refused\nmore output\nThe operation was canceled.\n";
+    assert_eq!(block(log), Some((5, 5)));
+    // a failure stated in a tool's shape still comes first
+    let log = "##[group]Run tests\nerror: linking failed\nThe operation was canceled.\n";
+    assert_eq!(block(log), Some((2, 2)));
 }
