@@ -116,14 +116,17 @@ set!(GENERIC_SET, GENERIC);
 
 /// A line that announces the details of a failure on the lines after it: the block
 /// starts after it.
-const HEADER: &str = r"(?i)^(?:[0-9]+ failing|rake aborted!|\* What went wrong:|=+ (?:FAILURES|ERRORS) =+|TEST FAILURES|FAILURES!+|Failures:|ERROR|Last [0-9]+ lines of output:|Caused by:|Errors?:|Failed tests?:)$";
+const HEADER: &str = r"(?i)^(?:There (?:was|were) [0-9]+ (?:failures?|errors?):|[0-9]+ failing|rake aborted!|\* What went wrong:|=+ (?:FAILURES|ERRORS) =+|TEST FAILURES|FAILURES!+|Failures:|ERROR|Last [0-9]+ lines of output:|Caused by:|Errors?:|Failed tests?:)$";
 re!(HEADER_RE, HEADER);
 
 /// A line stating a failure in a tool's own standard shape, with how strongly it says so
 /// (a strong one is a candidate even where a benign word appears in it).
 const SPECIFIC: &[(&str, bool)] = &[
     // compilers: `file:line[:col]: error`, rustc, CMake
-    (r"(?i)^\S+?:[0-9]+(?::[0-9]+)?:\s*(?:fatal )?error\b", true),
+    (
+        r"(?i)^\s*\S+?:[0-9]+(?::[0-9]+)?:\s*(?:fatal )?error\b",
+        true,
+    ),
     (r"^error(?:\[E[0-9]+\])?:\s", true),
     (r"^CMake Error", true),
     // exceptions (Python, Java, JavaScript…) and Rust panics
@@ -158,11 +161,14 @@ const ERRORISH: &str = r"(?ix)
 re!(ERRORISH_RE, ERRORISH);
 
 /// What makes an error word no error: a zero count, a passing test, an informational
-/// line, a flag or an identifier that holds the word, a command being echoed.
+/// line, a flag, an identifier or a file name that holds the word, a command being
+/// echoed, a quiet build's progress line (Kbuild-style `  GEN  path`, `  CC  file.o`).
 const BENIGN: &str = r"(?ix)
- \b0\ (?:failures?|errors?|failed)\b|\b(?:failures?|errors?|failed):?\ 0\b|\bno\ (?:errors?|failures?)\b|\bpassed\b|\bok\b\s*$|(?-i:\bPASS\b)|\u{2713}|\u{2714}
+ \b0\ (?:failures?|errors?|failed)\b|\b(?:fail(?:ures?|ed)?|errors?):?\s+0\b|\bno\ (?:errors?|failures?)\b|\bpassed\b|\bok\b\s*$|(?-i:\bPASS\b)|\u{2713}|\u{2714}
  |^\s*(?:INFO|DEBUG)\b|\[INFO\]|-Werror|-Wno-|-Wall|-fno-|--error|error_?reporting|errors?\.(?:js|py|rb|go|h|c|ts)\b|_error|error_|Error\.php|ErrorHandler
- |^\s*(?:\+\ |\$\ |\+{1,3}[a-z_])|^\s*(?:Compiling|Downloading|Installing|Collecting|Requirement|Building|Running|Fetching|Using)\b|\bskipp?ed\b|allow_failures|fast_finish|on_failure|--fail-fast|failfast";
+ |^\s*(?:\+\ |\$\ |\+{1,3}[a-z_])|^\s*(?:Compiling|Downloading|Installing|Collecting|Requirement|Building|Running|Fetching|Using)\b
+ |^\s*(?-i:GEN|CC|CXX|LD|AR|AS|CCLD|CXXLD|LINK|MSGFMT|SUBDIR|CONF|DEP|ERLC|APP|INSTALL)\s+\S
+ |(?:errors?|fail\w*|exception\w*)\.[a-z]{1,4}\b|\bskipp?ed\b|allow_failures|fast_finish|on_failure|--fail-fast|failfast";
 re!(BENIGN_RE, BENIGN);
 
 // A warning: never the failing block's headline (it may still be a failure of its own).

@@ -60,6 +60,22 @@ fn classes() {
         "ValueError: You can't pass `load_in_4bit` as a kwarg"
     ));
     assert!(benign("test_parse ... PASS"));
+    // zero counts however they are aligned, file names and quiet-build progress lines
+    assert_eq!(classify("# FAIL:  0", None), None);
+    assert_eq!(
+        classify("    GEN perl/build/lib/Git/LoadCPAN/Error.pm", None),
+        None
+    );
+    assert_eq!(classify("see build/errors.txt for details", None), None);
+    // PHPUnit's failure section, an indented compiler error
+    assert_eq!(
+        classify("There were 2 failures:", None),
+        Some(Class::Header)
+    );
+    assert_eq!(
+        classify("  test/a.coffee:8:25: error: unexpected identifier", None),
+        Some(Class::Stated)
+    );
     // a line with none of the literals is never classified (the fast path skips it)
     assert_eq!(classify("all good here", None), None);
 }
