@@ -19,7 +19,9 @@ pub enum SigCommand {
     Test(TestArgs),
     /// Draft a signature from the first failure of a log that the library does not explain.
     New(super::contrib::NewArgs),
-    /// Check signature files: every loader error plus advice (weak atoms, unused captures…).
+    /// Check signature files as CI does: every loader error, CI's rules (references, two
+    /// examples and a near-miss, safe commands, examples that pass), plus advice. Exit 0
+    /// when CI would pass them.
     Lint(super::contrib::LintArgs),
     /// Print the JSON Schema of the signature format (committed as signatures/schema.json).
     Schema,
