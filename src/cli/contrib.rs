@@ -238,6 +238,9 @@ pub fn run_new(a: &NewArgs) -> anyhow::Result<ExitCode> {
                 .join("  ")
         }
     );
+    if let Some(n) = &d.note {
+        eprintln!("crashdoc: {}", n.trim_end());
+    }
     super::print(&format!("{}\n", path.display()))?;
     Ok(ExitCode::from(EXIT_FOUND))
 }

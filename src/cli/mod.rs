@@ -9,6 +9,7 @@
 //! closed standard output (`crashdoc … | head`) ends quietly with 0, as ripgrep does.
 
 mod bench;
+mod bless;
 pub mod config;
 pub mod contrib;
 pub mod corpus;

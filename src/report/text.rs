@@ -625,7 +625,15 @@ pub fn render(d: &Diagnosis, st: Style) -> String {
     if let Some(f) = super::provenance::footer() {
         let _ = writeln!(out, "{}", st.dim(&f));
     }
-    out
+    fitted(out, st)
+}
+
+/// A report fitted into the width, when there is one ([`super::fit`]).
+fn fitted(out: String, st: Style) -> String {
+    match st.width {
+        Some(w) => super::fit::fit(&out, w),
+        None => out,
+    }
 }
 
 /// Renders an extraction: the signature author's debugging view.
@@ -755,7 +763,7 @@ pub fn render_extraction(input: &str, x: &Extraction, st: Style) -> String {
             x.evicted_streams
         );
     }
-    out
+    fitted(out, st)
 }
 
 /// One sentence saying how a cause was found, when not by a signature's own conditions.
