@@ -308,7 +308,9 @@ fn run_add(a: &AddArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    let lib = a.library.load()?;
+    // inside a library, its folder too: the incident's expected cause is the signature
+    // just added, without --signatures
+    let lib = a.library.in_checkout().load()?;
     let compiled = Compiled::new(&lib)?;
     let mut engine = Engine::new(&compiled, crate::engine::matcher::EngineKind::Prefilter);
     let mut r = LineReader::open(&Source::Path(a.log.clone()))?;
