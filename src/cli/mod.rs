@@ -9,6 +9,7 @@
 //! closed standard output (`crashdoc … | head`) ends quietly with 0, as ripgrep does.
 
 mod bench;
+mod bless;
 pub mod config;
 pub mod contrib;
 pub mod corpus;
@@ -28,7 +29,7 @@ mod sig_diff;
 mod suggest;
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
@@ -123,6 +124,10 @@ pub struct LibraryArgs {
     pub no_builtin: bool,
 }
 
+/// The folder a signature library keeps its signatures in, read by the contributor
+/// commands when they run inside one ([`LibraryArgs::in_checkout`]).
+pub const CHECKOUT_DIR: &str = "signatures";
+
 /// The environment variable naming a team's signature folders (a path list, as `PATH`).
 pub const SIGNATURES_ENV: &str = "CRASHDOC_SIGNATURES";
 
@@ -197,6 +202,22 @@ impl LibraryArgs {
         }
         v.extend(self.dirs().into_iter().map(LibrarySource::Dir));
         v
+    }
+
+    /// These arguments with `./signatures` added when the command runs inside a
+    /// signature library (a crashdoc checkout, a team's signature repository) and no
+    /// folder was named: the contributor commands (`sig new`, `sig test`, `corpus add`)
+    /// see the signature just drafted or edited without `--signatures` (issue 31,
+    /// shortfall 4). `--no-builtin`, `--signatures` or `CRASHDOC_SIGNATURES` keep the
+    /// arguments as given.
+    pub fn in_checkout(&self) -> LibraryArgs {
+        let here = Path::new(CHECKOUT_DIR);
+        if self.no_builtin || !self.dirs().is_empty() || !here.is_dir() {
+            return self.clone();
+        }
+        let mut a = self.clone();
+        a.signatures.push(here.to_path_buf());
+        a
     }
 
     /// Loads the library; a broken one is [`CliError::Broken`] (exit 3). With the

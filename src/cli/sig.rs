@@ -19,7 +19,9 @@ pub enum SigCommand {
     Test(TestArgs),
     /// Draft a signature from the first failure of a log that the library does not explain.
     New(super::contrib::NewArgs),
-    /// Check signature files: every loader error plus advice (weak atoms, unused captures…).
+    /// Check signature files as CI does: every loader error, CI's rules (references, two
+    /// examples and a near-miss, safe commands, examples that pass), plus advice. Exit 0
+    /// when CI would pass them.
     Lint(super::contrib::LintArgs),
     /// Print the JSON Schema of the signature format (committed as signatures/schema.json).
     Schema,
@@ -112,7 +114,9 @@ pub fn library_markdown(lib: &crate::knowledge::signature::Library) -> String {
 #[derive(Args, Debug)]
 pub struct TestArgs {
     /// Library folders whose signatures are tested, loaded over the embedded library
-    /// (a folder file replaces the embedded file of the same name).
+    /// (a folder file replaces the embedded file of the same name). Default: `./signatures`
+    /// when run inside a signature library and no `--signatures`/`--no-builtin` is given,
+    /// else the embedded library.
     #[arg(value_name = "DIR")]
     pub dirs: Vec<std::path::PathBuf>,
     #[command(flatten)]
@@ -201,10 +205,15 @@ pub fn run(c: SigCommand) -> anyhow::Result<ExitCode> {
         SigCommand::Schema => super::contrib::run_schema(),
         SigCommand::Diff(a) => super::sig_diff::run_diff(&a),
         SigCommand::Test(a) => {
-            let (lib, files) = if a.dirs.is_empty() {
+            let in_checkout = a.library.in_checkout().signatures.len() > a.library.signatures.len();
+            let dirs = match (a.dirs.is_empty(), in_checkout) {
+                (true, true) => vec![std::path::PathBuf::from(super::CHECKOUT_DIR)],
+                _ => a.dirs.clone(),
+            };
+            let (lib, files) = if dirs.is_empty() {
                 (a.library.load_yaml()?, None)
             } else {
-                let (l, f, _) = super::contrib::library_with_dirs(&a.dirs, None)?;
+                let (l, f, _) = super::contrib::library_with_dirs(&dirs, None)?;
                 (l, Some(f))
             };
             let filter = a.filter.as_deref();

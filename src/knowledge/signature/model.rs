@@ -191,6 +191,14 @@ pub struct SignatureFile {
     /// other signature explains the failure, at `low` confidence.
     #[serde(default)]
     pub fallback: bool,
+    /// A rare failure with a single public source (often the corpus incident it was
+    /// filed from): one positive example is enough instead of two, its confidence is
+    /// capped at `medium` (one report does not establish that the message always means
+    /// this cause), and a corpus incident it is expected to explain counts as *seen*
+    /// (the library learned it from that incident, so it does not measure recall on
+    /// unseen logs).
+    #[serde(default)]
+    pub rare: bool,
 }
 
 /// A condition: exactly one key.
