@@ -17,7 +17,9 @@
 //!
 //! This module is the format alone: it knows no library type. Each kind thaws its own
 //! embedded form ([`super::signature::load::load`], [`super::rules::load`],
-//! [`super::model::embedded`]), so nothing here imports the modules that use it. A library that does not compile at build time is frozen as nothing, with a
+//! [`super::model::embedded`]), so nothing here imports the modules that use it.
+//!
+//! A library that does not compile at build time is frozen as nothing, with a
 //! `cargo:warning`; the run then parses the YAML and reports its located errors (exit 3)
 //! exactly as without a frozen form.
 
