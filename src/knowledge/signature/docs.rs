@@ -9,12 +9,9 @@ use super::model::Severity;
 use super::table::Layer;
 use crate::knowledge::model::{Doc, BENIGN};
 
-/// `lib` with the embedded category model attached (a library that includes the
-/// embedded one).
-pub fn with_model(mut lib: Library) -> Library {
-    lib.model = crate::knowledge::model::embedded();
-    lib
-}
+/// Attaching the embedded model is the loader's ([`super::load`] imports nothing of
+/// this module: the two would import each other).
+pub use super::load::with_model;
 
 /// The class a signature's documents train: its category, or [`BENIGN`](crate::knowledge::model::BENIGN).
 fn class_of(s: &Signature) -> String {

@@ -30,7 +30,7 @@ pub struct Library {
     pub guides: Vec<super::guide::Guide>,
     /// The category model ([`crate::knowledge::model`]): trained at build time on the
     /// embedded library and the corpus, attached to every loaded library
-    /// ([`crate::knowledge::signature::docs::with_model`]; its nearest signatures name only the
+    /// ([`with_model`]; its nearest signatures name only the
     /// loaded library's); `None` in a library built otherwise (a knock-out fold before
     /// it retrains one).
     #[serde(skip)]
@@ -311,10 +311,17 @@ pub fn compile_files(files: &[LibraryFile]) -> Result<Library, LoadErrors> {
 pub fn load(sources: &[LibrarySource]) -> Result<Library, LoadErrors> {
     if let [LibrarySource::Builtin] = sources {
         if let Some(lib) = frozen_builtin() {
-            return Ok(crate::knowledge::signature::docs::with_model(lib));
+            return Ok(with_model(lib));
         }
     }
     load_yaml(sources)
+}
+
+/// `lib` with the embedded category model attached (a library that includes the
+/// embedded one).
+pub fn with_model(mut lib: Library) -> Library {
+    lib.model = crate::knowledge::model::embedded();
+    lib
 }
 
 /// The embedded signature library, as compiled at build time
@@ -330,7 +337,7 @@ pub fn load_yaml(sources: &[LibrarySource]) -> Result<Library, LoadErrors> {
     // files that could be read are compiled even when others could not, so that every
     // error of every file is reported at once
     match compile_files(&files) {
-        Ok(lib) if errors.is_empty() => Ok(crate::knowledge::signature::docs::with_model(lib)),
+        Ok(lib) if errors.is_empty() => Ok(with_model(lib)),
         Ok(_) => Err(LoadErrors(errors)),
         Err(LoadErrors(mut more)) => {
             errors.append(&mut more);
