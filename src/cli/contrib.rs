@@ -154,7 +154,7 @@ fn read_dirs(dirs: &[PathBuf]) -> anyhow::Result<Vec<LibraryFile>> {
 
 /// The embedded library (minus overridden files) with the folders' files, compiled
 /// (through the cache of compiled libraries in `cache`, see
-/// [`crate::knowledge::frozen::compile_cached`]); also the folders' file names and the ids
+/// [`crate::knowledge::cache::compile_cached`]); also the folders' file names and the ids
 /// of the built-in signatures they replace.
 pub fn library_with_dirs(
     dirs: &[PathBuf],
@@ -182,13 +182,17 @@ pub fn library_with_dirs(
         )
     };
     let lib =
-        crate::knowledge::frozen::compile_cached(&all, cache, &mut note).map_err(|errors| {
+        crate::knowledge::cache::compile_cached(&all, cache, &mut note).map_err(|errors| {
             CliError::Broken {
                 what: "the signature library has",
                 errors,
             }
         })?;
-    Ok((crate::knowledge::frozen::with_model(lib), names, replaced))
+    Ok((
+        crate::knowledge::signature::docs::with_model(lib),
+        names,
+        replaced,
+    ))
 }
 
 pub fn run_new(a: &NewArgs) -> anyhow::Result<ExitCode> {

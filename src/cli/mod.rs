@@ -470,7 +470,7 @@ pub(crate) fn process_long<T>(value: T) -> std::mem::ManuallyDrop<T> {
 }
 
 /// The folder of compiled libraries kept between runs
-/// ([`crate::knowledge::frozen::compile_cached`]): `$CRASHDOC_CACHE_DIR` (empty: no
+/// ([`crate::knowledge::cache::compile_cached`]): `$CRASHDOC_CACHE_DIR` (empty: no
 /// cache), else `$XDG_CACHE_HOME/crashdoc`, else `$HOME/.cache/crashdoc`; relative paths
 /// of the last two are ignored, as the XDG specification says.
 pub(crate) fn cache_dir() -> Option<PathBuf> {

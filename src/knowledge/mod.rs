@@ -5,10 +5,12 @@
 //!   located diagnostics);
 //! - [`rules`]: compatibility rules on environments;
 //! - [`files`]: what signatures and rules share: sources, reading, YAML parsing, ids;
+//! - [`diagnostic`]: located, coded diagnostics and located strings (every file kind's);
 //! - [`cond`]: the condition tree of signatures and rules (compiled form, three-valued
 //!   logic), and conditions on facts (file model, compiled leaves);
 //! - [`vars`]: the `{{env.…}}` variables templates may use;
 //! - [`embedded`], [`frozen`]: the embedded library, as text and compiled at build time;
+//! - [`cache`]: folder libraries compiled once and kept, in the frozen format;
 //! - [`model`]: the category model of failures no signature explains (trained at build time);
 //! - [`failure_kind`]: the failure shapes a signature's `kind:` names;
 //! - [`links`]: which categories of failure can explain which (the causal order of causes);
@@ -16,7 +18,9 @@
 //! - [`text`]: text shown to a person (escaping, clipping);
 //! - [`files`]: files read (regular files only, bounded) and written (atomically).
 
+pub mod cache;
 pub mod cond;
+pub mod diagnostic;
 pub mod embedded;
 pub mod failure_kind;
 pub mod files;

@@ -115,7 +115,8 @@ fn every_regex_of_the_library_builds_under_the_size_limit() {
 fn the_frozen_library_is_the_yaml_compiled() {
     use crashdoc::knowledge::frozen;
     use crashdoc::knowledge::rules::{self, RulesSource};
-    let thawed = frozen::signatures().expect("build.rs froze the embedded library");
+    let thawed = crashdoc::knowledge::signature::load::frozen_builtin()
+        .expect("build.rs froze the embedded library");
     let parsed = signature::load::load_yaml(&[LibrarySource::Builtin]).expect("the YAML loads");
     assert_eq!(thawed.signatures.len(), parsed.signatures.len());
     for (a, b) in thawed.signatures.iter().zip(parsed.signatures.iter()) {
@@ -127,7 +128,8 @@ fn the_frozen_library_is_the_yaml_compiled() {
         );
     }
     assert_eq!(thawed.plumbing, parsed.plumbing);
-    let thawed = frozen::rules().expect("build.rs froze the embedded rules");
+    let thawed =
+        crashdoc::knowledge::rules::frozen_builtin().expect("build.rs froze the embedded rules");
     let parsed = rules::load_yaml(&[RulesSource::Builtin]).expect("the rules load");
     assert_eq!(
         frozen::freeze(&thawed).expect("serializes"),

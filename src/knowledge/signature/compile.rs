@@ -19,8 +19,9 @@ use super::template::Template;
 use crate::knowledge::cond::Tree;
 use crate::knowledge::failure_kind::FailureKind;
 
-/// Compiled size limit of one regex (bytes of the regex engine's program).
-pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+/// Compiled size limit of one regex (defined with the lazy regex, which imports nothing
+/// of this module).
+pub use super::lazy::REGEX_SIZE_LIMIT;
 /// Values the engine knows from the log besides captures.
 /// (`env.*` values of the environment are accepted too: see [`crate::knowledge::vars`].)
 pub const CONTEXT_VARIABLES: &[&str] = &["unit"];

@@ -6,14 +6,17 @@
 //! - [`template`]: remediation commands, filled and quoted safely;
 //! - [`table`]: code tables (one entry per error code, every rendering);
 //! - [`load`]: the embedded library and library folders;
-//! - [`error`]: located, coded diagnostics;
+//! - [`error`]: located, coded diagnostics (the layer's [`crate::knowledge::diagnostic`]);
+//! - [`docs`]: the category model's training documents, the embedded model attached;
 //! - [`guide`]: category guides (`categories/<category>.yaml`) for inferred causes;
 //!
 //! The contributor's tools (lint, `sig new`, JSON Schema) are in [`crate::tools`].
 
 pub mod atoms;
 pub mod compile;
-pub mod error;
+pub mod docs;
+/// Located, coded diagnostics ([`crate::knowledge::diagnostic`], shared with rules).
+pub use crate::knowledge::diagnostic as error;
 pub mod guide;
 pub mod ids;
 pub mod lazy;

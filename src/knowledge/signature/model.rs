@@ -2,16 +2,15 @@
 //!
 //! These types mirror the YAML exactly (unknown fields are rejected) and are compiled
 //! into the runtime types of [`compile`](super::compile). Values that later checks must
-//! locate (ids, regexes, templates, links) are [`Spanned`] so that an error names the
+//! locate (ids, regexes, templates, links) are [`Spanned`](serde_saphyr::Spanned) so that an error names the
 //! file, line and column of the offending text. The JSON Schema of the format
 //! (`signatures/schema.json`) is generated from these types.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_saphyr::Spanned;
 
-/// A located string.
-pub type Text = Spanned<String>;
+/// A located string ([`crate::knowledge::diagnostic::Text`]).
+pub use crate::knowledge::diagnostic::Text;
 
 /// The failure classes of the taxonomy (see DESIGN.md).
 #[derive(

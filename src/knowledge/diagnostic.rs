@@ -1,12 +1,22 @@
-//! Located, coded diagnostics for signature files (in the manner of yara-x).
+//! Located, coded diagnostics for knowledge files (in the manner of yara-x), and the
+//! located string they point at.
 //!
 //! Every problem the loader, the compiler or the linter finds is a [`Diagnostic`]: a
 //! code, the file, the line and column of the offending text, a message and the source
 //! line with a caret. Codes are stable and documented in CONTRIBUTING.md.
+//!
+//! Signatures, rules, conditions and the file sources all report through these types,
+//! so they live here, below all of them (they once lived under `signature/`, which made
+//! `cond`, `rules` and `sources` import the module that imports them). The signature
+//! layer re-exports this module as `signature::error`.
 
 use std::fmt;
 
 use serde::Serialize;
+
+/// A located string: a value of a knowledge file with the line and column it was read
+/// at, for an error that names them.
+pub type Text = serde_saphyr::Spanned<String>;
 
 /// A problem's severity: errors stop the library from loading, warnings are lint advice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
