@@ -57,6 +57,11 @@ impl<'a> Subject<'a> {
 pub struct Found {
     pub captures: BTreeMap<String, String>,
     pub lines: Vec<usize>,
+    /// The line a `message:` match sits on when it is not the subject's own: a message
+    /// that goes on over several lines (an exception's, with the lines after it) matched
+    /// on a later one. That line, not the headline's, is the evidence (and what a benign
+    /// match explains).
+    pub on: Option<usize>,
 }
 
 fn add_captures(re: &regex::Regex, caps: &regex::Captures<'_>, found: &mut Found) {
@@ -95,11 +100,30 @@ fn eval(cond: &Cond, f: &Failure, s: &Subject<'_>, facts: &Facts, found: &mut Fo
     })
 }
 
+/// The block line after the subject's that holds byte `at` of a multi-line headline
+/// (`None` on the headline's first line, or where no block line shows that text).
+fn continuation_line(f: &Failure, s: &Subject<'_>, at: usize) -> Option<usize> {
+    let before = s.headline.get(..at)?;
+    let k = before.matches('\n').count();
+    if k == 0 {
+        return None;
+    }
+    let text = s.headline.split('\n').nth(k)?.trim();
+    f.lines
+        .iter()
+        .find(|l| l.line > s.line && !text.is_empty() && l.message.trim() == text)
+        .map(|l| l.line)
+}
+
 fn eval_log(cond: &Leaf, f: &Failure, s: &Subject<'_>, found: &mut Found) -> bool {
     match cond {
         Leaf::Message(re) => match re.captures(&s.headline) {
             Some(c) => {
                 add_captures(re, &c, found);
+                let start = c.get(0).map_or(0, |m| m.start());
+                if found.on.is_none() {
+                    found.on = continuation_line(f, s, start);
+                }
                 true
             }
             None => false,

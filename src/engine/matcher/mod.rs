@@ -347,7 +347,7 @@ fn match_parsed(
                 (None, FailureKind::Warning) => Place::Warning,
                 (None, _) => Place::FailureLine,
             };
-            return Some(hit(index, f, place, subject.line, found));
+            return Some(hit(sig, index, f, place, subject.line, found));
         }
     }
     None
@@ -355,8 +355,23 @@ fn match_parsed(
 
 /// A hit of signature `index` on failure `f`: the line of the subject that matched
 /// first, then the other lines the conditions read.
-fn hit(index: SigIndex, f: &Failure, place: Place, first: usize, found: eval::Found) -> FailureHit {
-    let mut lines = vec![first];
+///
+/// A match on a later line of a multi-line headline ([`eval::Found::on`]) is at that line:
+/// a benign signature explains only it (not the headline another signature matched), a
+/// cause keeps the headline first and that line after it.
+fn hit(
+    sig: &crate::knowledge::signature::Signature,
+    index: SigIndex,
+    f: &Failure,
+    place: Place,
+    first: usize,
+    found: eval::Found,
+) -> FailureHit {
+    let mut lines = match found.on {
+        Some(on) if sig.severity == Severity::Benign => vec![on],
+        Some(on) => vec![first, on],
+        None => vec![first],
+    };
     for l in found.lines {
         if !lines.contains(&l) {
             lines.push(l);
@@ -387,7 +402,7 @@ fn match_text(
             line: r.line,
         };
         if let Some(found) = evaluate_with(&sig.cond, f, &subject, facts) {
-            return Some(hit(index, f, Place::FailureText, r.line, found));
+            return Some(hit(sig, index, f, Place::FailureText, r.line, found));
         }
     }
     None

@@ -177,7 +177,17 @@ fn marks(x: &Extraction, m: &Matches, s: SigIndex) -> Vec<(usize, usize)> {
         .unwrap_or_default();
     for h in m.failures.iter().filter(|h| h.signature == s) {
         if let Some(f) = x.failures.iter().find(|f| f.id == h.failure) {
-            out.extend(occurrence_lines(f).into_iter().map(|l| (l, f.attempt)));
+            // a marker matched on a later line of the failure's text (a message that went
+            // on over the lines after it) is at that line, in every occurrence
+            let shift = h
+                .lines
+                .first()
+                .map_or(0, |&l| l.saturating_sub(f.first.line));
+            out.extend(
+                occurrence_lines(f)
+                    .into_iter()
+                    .map(|l| (l + shift, f.attempt)),
+            );
         }
     }
     out.sort_unstable();
