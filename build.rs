@@ -12,11 +12,13 @@ use std::path::{Path, PathBuf};
 #[path = "src/knowledge"]
 mod knowledge {
     pub mod cond;
+    pub mod diagnostic;
     pub mod failure_kind;
     pub mod files;
     pub mod frozen;
     pub mod links;
     pub mod model;
+    pub mod reading;
     pub mod rules;
     pub mod signature;
     pub mod sources;
@@ -33,7 +35,7 @@ mod knowledge {
     }
 }
 
-use knowledge::sources::{Kind, LibraryFile};
+use knowledge::reading::{Kind, LibraryFile};
 
 /// Every file under `dir`, sorted: the layer's own bounded walk; a folder it cannot read
 /// is named in a warning.

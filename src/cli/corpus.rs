@@ -303,7 +303,8 @@ fn run_add(a: &AddArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    let lib = a.library.load()?;
+    // the library being edited: a signature just drafted in `./signatures` counts
+    let lib = a.library.load_here()?;
     let compiled = Compiled::new(&lib)?;
     let mut engine = Engine::new(&compiled, crate::engine::matcher::EngineKind::Prefilter);
     let mut r = LineReader::open(&Source::Path(a.log.clone()))?;
@@ -315,7 +316,15 @@ fn run_add(a: &AddArgs) -> anyhow::Result<ExitCode> {
         category: a.category.as_deref(),
         name: a.name.as_deref(),
     };
-    let dir = add::add(&n, &d)?;
+    let dir = add::add(&n, &d).map_err(|e| match e {
+        add::AddError::NeedsCategory if super::local_signatures().is_none() => {
+            anyhow::anyhow!(
+                "{e}\n  (no ./signatures folder here: if a signature of yours explains this log, \
+                 run this in its repository or give --signatures DIR)"
+            )
+        }
+        e => e.into(),
+    })?;
     print(&format!(
         "filed {}: review {} against {} before committing\n",
         dir.display(),

@@ -201,17 +201,32 @@ pub fn run(c: SigCommand) -> anyhow::Result<ExitCode> {
         SigCommand::Schema => super::contrib::run_schema(),
         SigCommand::Diff(a) => super::sig_diff::run_diff(&a),
         SigCommand::Test(a) => {
-            let (lib, files) = if a.dirs.is_empty() {
-                (a.library.load_yaml()?, None)
+            // the files themselves (not the frozen form), over the embedded library;
+            // with no DIR, the working folder's `./signatures` when there is one
+            let mut spec = a.library.spec();
+            spec.form = crate::knowledge::sources::Form::Yaml;
+            spec.cache = None;
+            spec.dirs.extend(a.dirs.iter().cloned());
+            let loaded = if a.dirs.is_empty() {
+                a.library.load_spec_here(spec)?
             } else {
-                let (l, f, _) = super::contrib::library_with_dirs(&a.dirs, None)?;
-                (l, Some(f))
+                a.library.load_spec(&spec, None)?
+            };
+            // the signatures tested: those of DIR… (or of `./signatures`), else all
+            let tested: Vec<std::path::PathBuf> = if a.dirs.is_empty() {
+                super::local_signatures().into_iter().collect()
+            } else {
+                a.dirs.clone()
             };
             let filter = a.filter.as_deref();
+            let lib = loaded.library;
             let compiled = Compiled::new(&lib)?;
             let report = examples::test_signatures_where(&compiled, |s| {
                 filter.is_none_or(|f| s.id.contains(f))
-                    && files.as_ref().is_none_or(|fs| fs.contains(&s.file))
+                    && (tested.is_empty()
+                        || tested
+                            .iter()
+                            .any(|d| std::path::Path::new(&s.file).starts_with(d)))
             });
             print_test_report(&report, a.format)
         }

@@ -21,13 +21,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::cond::{self, FactCond, FactCondition};
+use super::reading::{
+    check_id, file_stem, is_ignored, is_yaml, parse_yaml, read_sources, Ids, Kind,
+};
+use super::reading::{LibraryFile, Source};
 use super::signature::compile::Step;
 use super::signature::error::{Code, Diagnostic, LoadErrors};
 use super::signature::model::{self, Category, Severity, Text};
-use super::sources::{
-    check_id, file_stem, is_ignored, is_yaml, parse_yaml, read_sources, Ids, Kind,
-};
-use super::sources::{LibraryFile, Source};
 
 /// One rule file.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

@@ -23,11 +23,11 @@
 
 use regex_syntax::ast::{self, Ast};
 
+use crate::knowledge::reading::{file_stem, is_yaml};
 use crate::knowledge::signature::compile;
 use crate::knowledge::signature::error::{Code, Diagnostic};
 use crate::knowledge::signature::load::{compile_files, parse_signature, LibraryFile};
 use crate::knowledge::signature::model::{Condition, SignatureFile, Text};
-use crate::knowledge::sources::{file_stem, is_yaml};
 
 /// Atoms shorter than this are weak (the loader refuses those under 3).
 pub const MIN_STRONG_ATOM: usize = 5;

@@ -30,4 +30,5 @@ mod security;
 mod shell_exec;
 mod sig_diff;
 mod signature_errors;
+mod sources;
 mod trust3;

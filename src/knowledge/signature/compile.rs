@@ -456,7 +456,7 @@ pub fn compile(
         specificity: 0,
     };
     let id = f.id.value.clone();
-    cx.errors.extend(crate::knowledge::sources::check_id(
+    cx.errors.extend(crate::knowledge::reading::check_id(
         &f.id, stem, file, source,
     ));
     let cond = cx.cond(&f.condition);

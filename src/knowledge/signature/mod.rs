@@ -6,14 +6,15 @@
 //! - [`template`]: remediation commands, filled and quoted safely;
 //! - [`table`]: code tables (one entry per error code, every rendering);
 //! - [`load`]: the embedded library and library folders;
-//! - [`error`]: located, coded diagnostics;
+//! - `error`: located, coded diagnostics (re-exported from [`crate::knowledge::diagnostic`]);
 //! - [`guide`]: category guides (`categories/<category>.yaml`) for inferred causes;
 //!
 //! The contributor's tools (lint, `sig new`, JSON Schema) are in [`crate::tools`].
 
 pub mod atoms;
 pub mod compile;
-pub mod error;
+/// Located diagnostics ([`crate::knowledge::diagnostic`], shared with the rules).
+pub use crate::knowledge::diagnostic as error;
 pub mod guide;
 pub mod ids;
 pub mod lazy;

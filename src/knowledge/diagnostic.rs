@@ -1,4 +1,7 @@
-//! Located, coded diagnostics for signature files (in the manner of yara-x).
+//! Located, coded diagnostics for knowledge files (in the manner of yara-x): signatures,
+//! code tables, guides and rules share them. They live at the bottom of the layer (they
+//! import only [`crate::knowledge::text`]) so that every module reading a file can
+//! report into them without importing `signature` (`signature::error` re-exports them).
 //!
 //! Every problem the loader, the compiler or the linter finds is a [`Diagnostic`]: a
 //! code, the file, the line and column of the offending text, a message and the source
