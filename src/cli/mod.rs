@@ -14,6 +14,7 @@ pub mod contrib;
 pub mod corpus;
 pub mod corpus_cluster;
 mod diagnose;
+pub mod emit;
 mod examples;
 mod follow;
 pub mod inputs;
@@ -448,10 +449,19 @@ fn with_config_defaults(cmd: clap::Command, cfg: &config::Config) -> clap::Comma
     cmd.mut_subcommand("diagnose", set)
 }
 
+/// `crashdoc diagnose`, or `--follow`: the two readings of one set of options.
+fn diagnose_or_follow(a: &diagnose::DiagnoseArgs) -> anyhow::Result<ExitCode> {
+    if a.follow.follow {
+        follow::run(a)
+    } else {
+        diagnose::run_diagnose(a)
+    }
+}
+
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        None => diagnose::run_diagnose(&cli.diagnose),
-        Some(Command::Diagnose(a)) => diagnose::run_diagnose(&a),
+        None => diagnose_or_follow(&cli.diagnose),
+        Some(Command::Diagnose(a)) => diagnose_or_follow(&a),
         Some(Command::Run(a)) => run::run_run(&a),
         Some(Command::Extract(a)) => diagnose::run_extract(&a),
         Some(Command::Sig(c)) => sig::run(c),

@@ -50,11 +50,26 @@ fn fence<'a>(lines: impl Iterator<Item = &'a str>) -> String {
 }
 
 /// The Markdown format, for pasting into an issue.
-pub struct Markdown;
+/// Two inputs' reports are set apart by a blank line.
+#[derive(Debug, Default)]
+pub struct Markdown(super::Written);
 
 impl super::Render for Markdown {
-    fn one(&self, d: &Diagnosis) -> Result<String, super::RenderError> {
-        Ok(render(d))
+    fn collects(&self) -> bool {
+        false
+    }
+    fn begin(&mut self, _out: &mut dyn std::io::Write) -> Result<(), super::RenderError> {
+        Ok(())
+    }
+    fn diagnosis(
+        &mut self,
+        out: &mut dyn std::io::Write,
+        d: Diagnosis,
+    ) -> Result<(), super::RenderError> {
+        self.0.write(out, "\n", &render(&d))
+    }
+    fn finish(&mut self, _out: &mut dyn std::io::Write) -> Result<(), super::RenderError> {
+        Ok(())
     }
 }
 

@@ -209,19 +209,33 @@ fn message(c: &crate::engine::diagnosis::Cause) -> String {
     m
 }
 
-/// The SARIF log of some diagnoses (pretty JSON with a final newline).
-/// SARIF 2.1.0: one result per cause, every input in one log.
-pub struct Sarif;
+/// SARIF 2.1.0: one result per cause, every input in one log, written at the end
+/// ([`render`]).
+#[derive(Debug, Default)]
+pub struct Sarif(Vec<Diagnosis>);
 
 impl super::Render for Sarif {
     fn collects(&self) -> bool {
         true
     }
-    fn all(&self, ds: &[Diagnosis]) -> Result<String, super::RenderError> {
-        render(ds)
+    fn begin(&mut self, _out: &mut dyn std::io::Write) -> Result<(), super::RenderError> {
+        Ok(())
+    }
+    fn diagnosis(
+        &mut self,
+        _out: &mut dyn std::io::Write,
+        d: Diagnosis,
+    ) -> Result<(), super::RenderError> {
+        self.0.push(d);
+        Ok(())
+    }
+    fn finish(&mut self, out: &mut dyn std::io::Write) -> Result<(), super::RenderError> {
+        out.write_all(render(&self.0)?.as_bytes())?;
+        Ok(())
     }
 }
 
+/// The SARIF log of some diagnoses (pretty JSON with a final newline).
 pub fn render(ds: &[Diagnosis]) -> Result<String, serde_json::Error> {
     let mut rules: Vec<Rule> = Vec::new();
     let mut index: BTreeMap<String, usize> = BTreeMap::new();

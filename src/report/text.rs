@@ -481,18 +481,48 @@ pub fn findings(findings: &[Finding]) -> String {
 
 /// The text format: for people, colour on a terminal; environment findings after the
 /// causes.
+/// Two inputs' reports are set apart by a blank line.
 pub struct Text {
     pub style: Style,
+    written: super::Written,
 }
 
-impl super::Render for Text {
-    fn one(&self, d: &Diagnosis) -> Result<String, super::RenderError> {
+impl Text {
+    pub fn new(style: Style) -> Text {
+        Text {
+            style,
+            written: super::Written::default(),
+        }
+    }
+
+    /// The report of one diagnosis: its causes, then its environment findings.
+    pub fn one(&self, d: &Diagnosis) -> String {
         let mut out = render(d, self.style);
         if !d.findings.is_empty() {
             out.push_str("Environment problems (compatibility rules on the facts given):\n");
             out.push_str(&findings(&d.findings));
         }
-        Ok(out)
+        out
+    }
+}
+
+impl super::Render for Text {
+    fn collects(&self) -> bool {
+        false
+    }
+    fn begin(&mut self, _out: &mut dyn std::io::Write) -> Result<(), super::RenderError> {
+        Ok(())
+    }
+    fn diagnosis(
+        &mut self,
+        out: &mut dyn std::io::Write,
+        d: Diagnosis,
+    ) -> Result<(), super::RenderError> {
+        let text = self.one(&d);
+        self.written.write(out, "\n", &text)
+    }
+    fn finish(&mut self, _out: &mut dyn std::io::Write) -> Result<(), super::RenderError> {
+        Ok(())
     }
 }
 
