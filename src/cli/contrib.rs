@@ -189,10 +189,7 @@ pub fn run_lint(a: &LintArgs) -> anyhow::Result<ExitCode> {
         LintFormat::Json => {
             super::print(&format!("{}\n", serde_json::to_string_pretty(&rep)?))?;
         }
-        LintFormat::Sarif => {
-            let v = lint_sarif(&rep);
-            super::print(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
-        }
+        LintFormat::Sarif => super::print(&lint_sarif(&rep)?)?,
         LintFormat::Text => {
             let mut out = String::new();
             for d in &rep.diagnostics {
@@ -212,46 +209,32 @@ pub fn run_lint(a: &LintArgs) -> anyhow::Result<ExitCode> {
     }))
 }
 
-/// `sig lint --format sarif`: SARIF 2.1.0, one rule per code, one result per diagnostic.
-fn lint_sarif(rep: &lint::LintReport) -> serde_json::Value {
+/// `sig lint --format sarif`: SARIF 2.1.0 in the diagnosis's model
+/// ([`crate::report::sarif::file_problems`]), one rule per code, one result per
+/// diagnostic.
+fn lint_sarif(rep: &lint::LintReport) -> anyhow::Result<String> {
     use crate::knowledge::signature::error::Level;
-    let mut codes: Vec<&str> = rep.diagnostics.iter().map(|d| d.code.as_str()).collect();
-    codes.sort_unstable();
-    codes.dedup();
-    let rules: Vec<serde_json::Value> = codes
-        .iter()
-        .map(|c| serde_json::json!({ "id": c, "helpUri": "CONTRIBUTING.md" }))
-        .collect();
-    let results: Vec<serde_json::Value> = rep
+    use crate::report::sarif::{file_problems, FileProblem};
+    let problems: Vec<FileProblem<'_>> = rep
         .diagnostics
         .iter()
-        .map(|d| {
-            let level = match d.level {
+        .map(|d| FileProblem {
+            rule: d.code.as_str(),
+            level: match d.level {
                 Level::Error => "error",
                 Level::Warning => "warning",
-            };
-            serde_json::json!({
-                "ruleId": d.code.as_str(),
-                "level": level,
-                "message": { "text": d.message },
-                "locations": [{ "physicalLocation": {
-                    "artifactLocation": { "uri": d.file },
-                    "region": { "startLine": d.line.max(1), "startColumn": d.column.max(1) },
-                }}],
-            })
+            },
+            message: &d.message,
+            file: &d.file,
+            line: d.line,
+            column: d.column,
         })
         .collect();
-    serde_json::json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": { "driver": {
-                "name": "crashdoc sig lint",
-                "rules": rules,
-            }},
-            "results": results,
-        }],
-    })
+    Ok(file_problems(
+        "crashdoc sig lint",
+        "CONTRIBUTING.md",
+        &problems,
+    )?)
 }
 
 pub fn run_schema() -> anyhow::Result<ExitCode> {

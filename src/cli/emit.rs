@@ -97,7 +97,7 @@ impl Emitter {
         self.render.finish(&mut self.out)?;
         self.out
             .finish()
-            .map_err(|e| anyhow::anyhow!("cannot write the report: {e}"))?;
+            .map_err(|e| anyhow::Error::new(e).context("cannot write the report"))?;
         Ok(self.any_found)
     }
 }

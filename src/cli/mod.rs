@@ -358,7 +358,8 @@ pub fn exit_for(e: &anyhow::Error) -> ExitCode {
             ExitCode::from(EXIT_INPUT)
         }
         None => {
-            eprintln!("crashdoc: {e}");
+            // the whole chain: "cannot write the report: No space left on device"
+            eprintln!("crashdoc: {e:#}");
             ExitCode::from(EXIT_INPUT)
         }
     }

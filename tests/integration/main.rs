@@ -1,6 +1,9 @@
 //! The integration tests, in one binary (ripgrep's shape): one link step, one process,
 //! shared helpers in [`util`]. Run one group with `cargo test --test integration hostile::`.
 
+// a test stops at the first thing that is not as it expects, saying what
+#![allow(clippy::expect_used)]
+
 mod util;
 
 mod cli_ux;
