@@ -13,7 +13,7 @@ use serde_saphyr::Spanned;
 /// A located string.
 pub type Text = Spanned<String>;
 
-/// The failure classes of the taxonomy (see DESIGN.md).
+/// The failure classes of the taxonomy (docs/signature-format.md, Categories).
 #[derive(
     Debug,
     Clone,
