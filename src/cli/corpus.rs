@@ -156,7 +156,7 @@ fn run_run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let lib = a.library.load()?;
     let pb = progress(incidents.len());
     let compiled = Compiled::new(&lib)?;
-    let run = run_corpus(&compiled, a.engine.engine, &incidents, &pb);
+    let run = run_corpus(&compiled, a.engine.kind(), &incidents, &pb);
     let heading = format!(
         "crashdoc corpus run: {} incidents from {} in {:.2} s ({} threads)",
         incidents.len(),
@@ -209,7 +209,7 @@ fn run_knockout(a: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     let lib = a.library.load()?;
     let start = std::time::Instant::now();
-    let ks = crate::corpus::knockout::run(&lib, a.engine.engine, &incidents, &a.dir);
+    let ks = crate::corpus::knockout::run(&lib, a.engine.kind(), &incidents, &a.dir);
     eprintln!(
         "crashdoc corpus run --knockout: {} incidents from {} in {:.2} s",
         ks.len(),

@@ -118,7 +118,7 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     let rules = a.rules.load()?;
     let out = a.output.open()?;
     let compiled = Compiled::new(&lib)?;
-    let mut engine = Engine::new(&compiled, a.engine.engine)
+    let mut engine = Engine::new(&compiled, a.engine.kind())
         .with_facts(facts)
         .with_rules(&rules);
     let render = renderer(a.format, a.style(), inputs.sources.len());

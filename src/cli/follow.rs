@@ -377,7 +377,7 @@ pub fn run(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
         bail!("--follow prints one diagnosis per attempt: --format text, json, jsonl or markdown");
     }
     // one thread: a window is small, and a reading thread's batches would add to memory
-    let engine = Engine::new(&compiled, a.engine.engine)
+    let engine = Engine::new(&compiled, a.engine.kind())
         .with_parallel_after(usize::MAX)
         .with_facts(facts)
         .with_rules(&rules);

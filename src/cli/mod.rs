@@ -321,8 +321,28 @@ impl ColorChoice {
 #[derive(Args, Debug, Clone, Default)]
 pub struct EngineArgs {
     /// Matching engine: the prefilter (default) or brute force (the oracle).
-    #[arg(long, value_enum, default_value_t = EngineKind::Prefilter)]
-    pub engine: EngineKind,
+    #[arg(long, value_enum, default_value_t = Matcher::Prefilter)]
+    pub engine: Matcher,
+}
+
+impl EngineArgs {
+    /// The engine's matcher this argument names.
+    pub fn kind(&self) -> EngineKind {
+        match self.engine {
+            Matcher::Prefilter => EngineKind::Prefilter,
+            Matcher::Brute => EngineKind::Brute,
+        }
+    }
+}
+
+/// `--engine`: the command-line names of [`EngineKind`] (the engine knows nothing of clap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum Matcher {
+    /// One Aho-Corasick pass over the atoms, then confirmation of candidates.
+    #[default]
+    Prefilter,
+    /// Every signature's conditions on every failure and line (the oracle).
+    Brute,
 }
 
 /// Writes to standard output (a closed pipe comes back as an error that [`exit_for`]

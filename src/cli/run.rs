@@ -367,7 +367,7 @@ pub fn run_run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     let facts = env_facts(a, &rules)?;
     let compiled = Compiled::new(&lib)?;
-    let mut engine = Engine::new(&compiled, a.engine.engine)
+    let mut engine = Engine::new(&compiled, a.engine.kind())
         .with_facts(facts)
         .with_rules(&rules);
     let name = format!("{} ({how})", program_name(&a.command[0]));

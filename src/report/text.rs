@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use super::when_phrase;
 use crate::engine::diagnosis::{Cause, Diagnosis, RenderedStep};
-use crate::engine::extract::Extraction;
+use crate::engine::extract::{Extraction, Failure};
 use crate::engine::findings::Finding;
 use crate::engine::rank::Confidence;
 use crate::knowledge::text::{clip, escape_control};
@@ -223,6 +223,33 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
         st.bold(&escape_control(&c.title)),
         badge(c, st)
     );
+    identity(out, c, st);
+    seen_line(out, c, st);
+    where_line(out, c, st);
+    evidence(out, c, st);
+    why(out, c, st);
+    for e in &c.environment {
+        let _ = writeln!(out, "   In this environment: {}", escape_control(e));
+    }
+    fix_block(out, &c.remediation, st);
+    consequences(out, c, st);
+    for a in &c.also_matches {
+        let _ = writeln!(
+            out,
+            "   Also matches (same evidence, less specific): {} — {} {}",
+            escape_control(&a.signature),
+            clip(&escape_control(&a.title), 90),
+            st.dim(&format!("[{} · {:.2}]", a.category.as_str(), a.score))
+        );
+    }
+    if let Some(r) = c.references.first() {
+        let _ = writeln!(out, "   See: {}", escape_control(r));
+    }
+}
+
+/// Under a cause's title: its signature (and layer), how it was found, the folder it
+/// came from when not crashdoc's own, and what was read from the log.
+fn identity(out: &mut String, c: &Cause, st: Style) {
     match &c.layer {
         Some(layer) => {
             let _ = writeln!(out, "   {}", st.dim(&format!("{} ({layer})", c.signature)));
@@ -252,6 +279,10 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
             .collect();
         let _ = writeln!(out, "   Read from the log: {}", caps.join("  "));
     }
+}
+
+/// `Seen:` how widely the cause was seen and its first occurrence.
+fn seen_line(out: &mut String, c: &Cause, st: Style) {
     let mut seen = Vec::new();
     if let Some(s) = spread_text(c) {
         seen.push(s);
@@ -276,6 +307,10 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
             wrap(&seen.join("; "), 9, "         ", st.width)
         );
     }
+}
+
+/// `Where:` the module being imported, the crash site and the raise site when apart.
+fn where_line(out: &mut String, c: &Cause, st: Style) {
     let mut wh = Vec::new();
     if let Some(m) = &c.importing {
         wh.push(format!("while importing {}", escape_control(m)));
@@ -304,12 +339,10 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
             wrap(&wh.join("; "), 10, "          ", st.width)
         );
     }
-    evidence(out, c, st);
-    why(out, c, st);
-    for e in &c.environment {
-        let _ = writeln!(out, "   In this environment: {}", escape_control(e));
-    }
-    fix_block(out, &c.remediation, st);
+}
+
+/// The consequences folded under a cause (the first six).
+fn consequences(out: &mut String, c: &Cause, st: Style) {
     if !c.consequences.is_empty() {
         let _ = writeln!(
             out,
@@ -331,18 +364,6 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
         if c.consequences.len() > 6 {
             let _ = writeln!(out, "     - … {} more", c.consequences.len() - 6);
         }
-    }
-    for a in &c.also_matches {
-        let _ = writeln!(
-            out,
-            "   Also matches (same evidence, less specific): {} — {} {}",
-            escape_control(&a.signature),
-            clip(&escape_control(&a.title), 90),
-            st.dim(&format!("[{} · {:.2}]", a.category.as_str(), a.score))
-        );
-    }
-    if let Some(r) = c.references.first() {
-        let _ = writeln!(out, "   See: {}", escape_control(r));
     }
 }
 
@@ -690,83 +711,7 @@ pub fn render_extraction(input: &str, x: &Extraction, st: Style) -> String {
             ))
         );
         for f in x.failures.iter().filter(|f| f.attempt == a.index) {
-            let mark = if f.first_in_attempt {
-                st.conf(Confidence::High, "FIRST ")
-            } else if let Some(c) = f.consequence_of {
-                st.dim(&format!("after #{c} "))
-            } else {
-                String::new()
-            };
-            let streams = if f.streams.len() > 1 {
-                format!(
-                    " in {} streams ({}…), ×{}",
-                    f.streams.len(),
-                    escape_control(&f.streams[0]),
-                    f.count
-                )
-            } else if f.count > 1 {
-                format!(" ×{}", f.count)
-            } else {
-                String::new()
-            };
-            let _ = writeln!(
-                out,
-                "  #{} {mark}[{}] line {}{}{streams}",
-                f.id,
-                f.kind.as_str(),
-                f.first.line,
-                if f.first.stream.is_empty() {
-                    String::new()
-                } else {
-                    format!(" {}", escape_control(&f.first.stream))
-                },
-            );
-            let _ = writeln!(
-                out,
-                "      {}",
-                clip(
-                    &escape_control(&f.headline.replace('\n', " ⏎ ")),
-                    st.budget(6)
-                )
-            );
-            if let Some(p) = &f.preamble {
-                let _ = writeln!(out, "      preamble: {}", escape_control(p));
-            }
-            if f.chain.len() > 1 {
-                for e in &f.chain {
-                    let _ = writeln!(
-                        out,
-                        "      chain: line {} {}{}",
-                        e.line,
-                        clip(&escape_control(&e.headline()), 100),
-                        if e.wrapper { " (wrapper)" } else { "" }
-                    );
-                }
-            }
-            if let Some(m) = &f.importing {
-                let _ = writeln!(out, "      importing: {}", escape_control(m));
-            }
-            if let Some(s) = &f.crash_site {
-                let _ = writeln!(
-                    out,
-                    "      crash site: {} ({}) line {}",
-                    escape_control(&s.file),
-                    escape_control(&s.function),
-                    s.line
-                );
-            }
-            if let Some(s) = &f.raise_site {
-                let _ = writeln!(
-                    out,
-                    "      raise site: {} ({}) line {}",
-                    escape_control(&s.file),
-                    escape_control(&s.function),
-                    s.line
-                );
-            }
-            if f.truncated {
-                let _ = writeln!(out, "      (cut off)");
-            }
+            failure(&mut out, f, st);
         }
     }
     if x.dropped_failures > 0 {
@@ -786,6 +731,88 @@ pub fn render_extraction(input: &str, x: &Extraction, st: Style) -> String {
         );
     }
     out
+}
+
+/// One failure of an extraction: its mark, kind, line and streams, the headline, then
+/// the preamble, chain, module imported, crash and raise sites.
+fn failure(out: &mut String, f: &Failure, st: Style) {
+    let mark = if f.first_in_attempt {
+        st.conf(Confidence::High, "FIRST ")
+    } else if let Some(c) = f.consequence_of {
+        st.dim(&format!("after #{c} "))
+    } else {
+        String::new()
+    };
+    let streams = if f.streams.len() > 1 {
+        format!(
+            " in {} streams ({}…), ×{}",
+            f.streams.len(),
+            escape_control(&f.streams[0]),
+            f.count
+        )
+    } else if f.count > 1 {
+        format!(" ×{}", f.count)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "  #{} {mark}[{}] line {}{}{streams}",
+        f.id,
+        f.kind.as_str(),
+        f.first.line,
+        if f.first.stream.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", escape_control(&f.first.stream))
+        },
+    );
+    let _ = writeln!(
+        out,
+        "      {}",
+        clip(
+            &escape_control(&f.headline.replace('\n', " ⏎ ")),
+            st.budget(6)
+        )
+    );
+    if let Some(p) = &f.preamble {
+        let _ = writeln!(out, "      preamble: {}", escape_control(p));
+    }
+    if f.chain.len() > 1 {
+        for e in &f.chain {
+            let _ = writeln!(
+                out,
+                "      chain: line {} {}{}",
+                e.line,
+                clip(&escape_control(&e.headline()), 100),
+                if e.wrapper { " (wrapper)" } else { "" }
+            );
+        }
+    }
+    if let Some(m) = &f.importing {
+        let _ = writeln!(out, "      importing: {}", escape_control(m));
+    }
+    if let Some(s) = &f.crash_site {
+        let _ = writeln!(
+            out,
+            "      crash site: {} ({}) line {}",
+            escape_control(&s.file),
+            escape_control(&s.function),
+            s.line
+        );
+    }
+    if let Some(s) = &f.raise_site {
+        let _ = writeln!(
+            out,
+            "      raise site: {} ({}) line {}",
+            escape_control(&s.file),
+            escape_control(&s.function),
+            s.line
+        );
+    }
+    if f.truncated {
+        let _ = writeln!(out, "      (cut off)");
+    }
 }
 
 /// One sentence saying how a cause was found, when not by a signature's own conditions.

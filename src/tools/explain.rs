@@ -372,7 +372,7 @@ pub fn explain(
 
 /// The human rendering.
 pub fn render(e: &Explanation) -> String {
-    use crate::knowledge::text::{clip, escape_control};
+    use crate::knowledge::text::escape_control;
     let mut o = String::new();
     let _ = writeln!(
         o,

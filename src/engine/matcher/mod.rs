@@ -36,8 +36,7 @@ pub const MAX_LOOSE_EVIDENCE: usize = 5;
 pub const MAX_MARKS: usize = 4096;
 
 /// Which matcher runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum EngineKind {
     /// One Aho-Corasick pass over the atoms, then confirmation of candidates.
     #[default]
