@@ -230,25 +230,20 @@ pub struct Attempt {
 }
 
 /// Everything extracted from one input.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Extraction {
     pub lines: usize,
     pub attempts: Vec<Attempt>,
     pub failures: Vec<Failure>,
     /// The systemd unit of the first failure whose unit the log establishes (never
     /// merely the first unit a journal names; see [`units`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
-    #[serde(skip_serializing_if = "is_zero")]
     pub dropped_failures: usize,
     /// Streams whose open block was closed early by the cap on open streams.
-    #[serde(skip_serializing_if = "is_zero")]
     pub evicted_streams: usize,
     /// The failing block the log's structure shows (see [`crate::engine::steps`]).
-    #[serde(skip)]
     pub failing_block: Option<crate::engine::steps::Block>,
     /// The pids the log places in a unit.
-    #[serde(skip)]
     pub pid_units: std::collections::BTreeMap<u32, String>,
 }
 

@@ -18,8 +18,6 @@ pub mod wrap;
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
 pub use eval::{evaluate, evaluate_with, Subject};
 pub use prefilter::{Prefilter, PrefilterError};
 
@@ -46,8 +44,7 @@ pub enum EngineKind {
 }
 
 /// Where in a failure a signature matched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Place {
     /// The exception that matters most of a traceback or exception failure.
     PrimaryException,
