@@ -319,13 +319,20 @@ fn cycles(
             }
             None
         };
+        let mut seen: BTreeSet<Vec<String>> = BTreeSet::new();
         for (a, targets) in graph {
             for (b, at) in targets {
-                // each cycle once: from its smallest member's edge
+                // each cycle once: the same cycle is found from each of its edges
                 if a < b {
                     if let Some(back) = reach(b, a) {
                         let mut c = vec![a.clone()];
                         c.extend(back);
+                        let mut key = c[..c.len() - 1].to_vec();
+                        let min = (0..key.len()).min_by_key(|&i| &key[i]).unwrap_or(0);
+                        key.rotate_left(min);
+                        if !seen.insert(key) {
+                            continue;
+                        }
                         let p = if parent.is_empty() {
                             "crate".to_string()
                         } else {
