@@ -10,8 +10,8 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
-use super::layers::{Via, ViaNote};
 use super::{FailureHit, Matches, Place};
+use super::{Via, ViaNote};
 use crate::engine::extract::{Extraction, Failure, FailureId, FailureKind};
 use crate::engine::ingest::Line;
 use crate::knowledge::signature::table::Layer;

@@ -16,27 +16,11 @@
 use super::{fuzzy, wrap};
 
 use super::{Matcher, Matches};
-use crate::engine::extract::{Extraction, FailureId};
+pub use super::{Via, ViaNote};
+use crate::engine::extract::Extraction;
 use crate::env::Facts;
 use crate::knowledge::signature::table::Layer;
 use crate::knowledge::signature::SigIndex;
-
-/// How a match was found when it was not by a signature's own conditions on the text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Via {
-    /// The inner error of a wrapper (the wrapper's signature index).
-    Wrapper { wrapper: SigIndex },
-    /// A resemblance to the signature's examples (similarity in thousandths).
-    Fuzzy { per_mille: u16 },
-}
-
-/// A note on one match: the signature, the failure (`None` for loose lines) and how.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ViaNote {
-    pub signature: SigIndex,
-    pub failure: Option<FailureId>,
-    pub via: Via,
-}
 
 /// Runs the layers that add matches: wrappers, then fuzzy similarity on the failures
 /// still unexplained.

@@ -26,6 +26,24 @@ use crate::engine::normalize::Record;
 use crate::env::Facts;
 use crate::knowledge::signature::{Library, Severity, SigIndex};
 
+/// How a match was found when it was not by a signature's own conditions on the text
+/// (set by the [`layers`]: [`wrap`] and [`fuzzy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// The inner error of a wrapper (the wrapper's signature index).
+    Wrapper { wrapper: SigIndex },
+    /// A resemblance to the signature's examples (similarity in thousandths).
+    Fuzzy { per_mille: u16 },
+}
+
+/// A note on one match: the signature, the failure (`None` for loose lines) and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ViaNote {
+    pub signature: SigIndex,
+    pub failure: Option<FailureId>,
+    pub via: Via,
+}
+
 /// Evidence lines kept per loose-line match group.
 pub const MAX_LOOSE_EVIDENCE: usize = 5;
 

@@ -9,8 +9,8 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::layers::{Via, ViaNote};
 use super::{FailureHit, Matcher, Matches};
+use super::{Via, ViaNote};
 use crate::engine::extract::{BlockLine, ExceptionInfo, Extraction, Failure, FailureKind};
 use crate::env::Facts;
 use crate::knowledge::signature::{Severity, SigIndex};

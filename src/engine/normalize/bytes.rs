@@ -7,8 +7,28 @@
 //! [`super::layers::Layer`]'s documentation, and the integration test `fast_path`
 //! checks them against an independent regex oracle.
 
-use super::layers::{Fields, Read};
 use super::Level;
+
+/// What the layers peeled off a line read, borrowed from the line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Fields<'a> {
+    pub unit: Option<&'a str>,
+    pub host: Option<&'a str>,
+    pub ident: Option<&'a str>,
+    pub pid: Option<u32>,
+    pub worker: Option<&'a str>,
+    pub rank: Option<u32>,
+    pub level: Option<Level>,
+    pub timestamp: Option<&'a str>,
+    pub origin: Option<&'a str>,
+}
+
+/// One layer read at the start of a text: its length and what it names.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Read<'a> {
+    pub len: usize,
+    pub fields: Fields<'a>,
+}
 
 fn digits(b: &[u8], i: usize, n: usize) -> bool {
     b.len() >= i + n && b[i..i + n].iter().all(u8::is_ascii_digit)

@@ -7,28 +7,8 @@ use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
 
+pub(super) use super::bytes::{Fields, Read};
 use super::{bytes, Level};
-
-/// What the layers peeled off a line read, borrowed from the line.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct Fields<'a> {
-    pub unit: Option<&'a str>,
-    pub host: Option<&'a str>,
-    pub ident: Option<&'a str>,
-    pub pid: Option<u32>,
-    pub worker: Option<&'a str>,
-    pub rank: Option<u32>,
-    pub level: Option<Level>,
-    pub timestamp: Option<&'a str>,
-    pub origin: Option<&'a str>,
-}
-
-/// One layer read at the start of a text: its length and what it names.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Read<'a> {
-    pub len: usize,
-    pub fields: Fields<'a>,
-}
 
 /// A prefix layer, named by the format it reads. Formats (ASCII digit classes; "blank"
 /// is Unicode whitespace):
