@@ -224,53 +224,6 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
         badge(c, st)
     );
     identity(out, c, st);
-    seen_line(out, c, st);
-    where_line(out, c, st);
-    evidence(out, c, st);
-    why(out, c, st);
-    for e in &c.environment {
-        let _ = writeln!(out, "   In this environment: {}", escape_control(e));
-    }
-    fix_block(out, &c.remediation, st);
-    consequences(out, c, st);
-    for a in &c.also_matches {
-        let _ = writeln!(
-            out,
-            "   Also matches (same evidence, less specific): {} — {} {}",
-            escape_control(&a.signature),
-            clip(&escape_control(&a.title), 90),
-            st.dim(&format!("[{} · {:.2}]", a.category.as_str(), a.score))
-        );
-    }
-    if let Some(r) = c.references.first() {
-        let _ = writeln!(out, "   See: {}", escape_control(r));
-    }
-}
-
-/// Under a cause's title: its signature (and layer), how it was found, the folder it
-/// came from when not crashdoc's own, and what was read from the log.
-fn identity(out: &mut String, c: &Cause, st: Style) {
-    match &c.layer {
-        Some(layer) => {
-            let _ = writeln!(out, "   {}", st.dim(&format!("{} ({layer})", c.signature)));
-        }
-        None => {
-            let _ = writeln!(out, "   {}", st.dim(&c.signature));
-        }
-    }
-    if let Some(note) = layer_note(c) {
-        let _ = writeln!(out, "   {}", escape_control(&note));
-    }
-    if let Some(file) = super::provenance::origin(&c.signature) {
-        let _ = writeln!(
-            out,
-            "   {}",
-            st.bold(&format!(
-                "from {} (a folder library, not crashdoc's own: check its commands)",
-                escape_control(file)
-            ))
-        );
-    }
     if !c.captures.is_empty() {
         let caps: Vec<String> = c
             .captures
@@ -279,10 +232,6 @@ fn identity(out: &mut String, c: &Cause, st: Style) {
             .collect();
         let _ = writeln!(out, "   Read from the log: {}", caps.join("  "));
     }
-}
-
-/// `Seen:` how widely the cause was seen and its first occurrence.
-fn seen_line(out: &mut String, c: &Cause, st: Style) {
     let mut seen = Vec::new();
     if let Some(s) = spread_text(c) {
         seen.push(s);
@@ -305,6 +254,52 @@ fn seen_line(out: &mut String, c: &Cause, st: Style) {
             out,
             "   Seen: {}",
             wrap(&seen.join("; "), 9, "         ", st.width)
+        );
+    }
+    where_line(out, c, st);
+    evidence(out, c, st);
+    why(out, c, st);
+    for e in &c.environment {
+        let _ = writeln!(out, "   In this environment: {}", escape_control(e));
+    }
+    fix_block(out, &c.remediation, st);
+    consequences(out, c, st);
+    for a in &c.also_matches {
+        let _ = writeln!(
+            out,
+            "   Also matches (same evidence, less specific): {} — {} {}",
+            escape_control(&a.signature),
+            clip(&escape_control(&a.title), 90),
+            st.dim(&format!("[{} · {:.2}]", a.category.as_str(), a.score))
+        );
+    }
+    if let Some(r) = c.references.first() {
+        let _ = writeln!(out, "   See: {}", escape_control(r));
+    }
+}
+
+/// Under a cause's title: its signature (and layer), how it was found, and the folder it
+/// came from when not crashdoc's own.
+fn identity(out: &mut String, c: &Cause, st: Style) {
+    match &c.layer {
+        Some(layer) => {
+            let _ = writeln!(out, "   {}", st.dim(&format!("{} ({layer})", c.signature)));
+        }
+        None => {
+            let _ = writeln!(out, "   {}", st.dim(&c.signature));
+        }
+    }
+    if let Some(note) = layer_note(c) {
+        let _ = writeln!(out, "   {}", escape_control(&note));
+    }
+    if let Some(file) = super::provenance::origin(&c.signature) {
+        let _ = writeln!(
+            out,
+            "   {}",
+            st.bold(&format!(
+                "from {} (a folder library, not crashdoc's own: check its commands)",
+                escape_control(file)
+            ))
         );
     }
 }
