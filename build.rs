@@ -2,7 +2,6 @@
 //! files) and freezes them: the same files parsed and compiled now, with crashdoc's own
 //! `src/knowledge` layer (it imports nothing else of crashdoc), and serialized, so that a
 //! run does not parse YAML at start-up (see `src/knowledge/frozen.rs`).
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// `src/knowledge`, compiled into this build script. The module list is `src/knowledge/
@@ -11,6 +10,7 @@ use std::path::{Path, PathBuf};
 #[allow(dead_code, unused_imports, clippy::all)]
 #[path = "src/knowledge"]
 mod knowledge {
+    pub mod cache;
     pub mod cond;
     pub mod diagnostic;
     pub mod failure_kind;
@@ -27,8 +27,12 @@ mod knowledge {
     pub mod version;
     /// Stand-in of `src/knowledge/embedded.rs`.
     pub mod embedded {
-        pub static SIGNATURE_FILES: &[(&str, &str)] = &[];
-        pub static RULE_FILES: &[(&str, &str)] = &[];
+        pub fn signature_files() -> &'static [(&'static str, &'static str)] {
+            &[]
+        }
+        pub fn rule_files() -> &'static [(&'static str, &'static str)] {
+            &[]
+        }
         pub static FROZEN_SIGNATURES: &[u8] = &[];
         pub static FROZEN_RULES: &[u8] = &[];
         pub static FROZEN_MODEL: &[u8] = &[];
@@ -60,8 +64,8 @@ fn write(name: &str, bytes: &[u8]) {
 
 fn main() {
     build_id();
-    let signatures = embed("signatures", "embedded_signatures.rs", Kind::Signatures);
-    let rules = embed("rules", "embedded_rules.rs", Kind::Rules);
+    let signatures = embed("signatures", "signatures.yaml.deflate", Kind::Signatures);
+    let rules = embed("rules", "rules.yaml.deflate", Kind::Rules);
     let library = knowledge::signature::load::compile_files(&signatures);
     write("model.frozen", &model(library.as_ref().ok()));
     write("signatures.frozen", &frozen("signatures", library));
@@ -100,7 +104,7 @@ fn model(library: Option<&knowledge::signature::Library>) -> Vec<u8> {
     };
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
     println!("cargo:rerun-if-changed=corpus");
-    let mut docs = knowledge::model::library_docs(lib);
+    let mut docs = knowledge::signature::docs::library_docs(lib);
     docs.extend(knowledge::model::corpus_docs(&root.join("corpus")));
     knowledge::frozen::freeze(&knowledge::model::Model::train(&docs))
         .unwrap_or_else(|e| panic!("cannot serialize the category model: {e}"))
@@ -125,13 +129,15 @@ fn frozen<T: serde::Serialize>(
     }
 }
 
-/// Writes `out_name`, the list of `folder`'s YAML files embedded as text, and returns them
-/// as the files a run would load.
+/// Writes `out_name`: `folder`'s YAML files, packed (`src/knowledge/embedded.rs` reads
+/// them back) and deflated, the one copy of their text in the binary; returns them as
+/// the files a run would load.
 fn embed(folder: &str, out_name: &str, kind: Kind) -> Vec<LibraryFile> {
+    use std::io::Write as _;
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default()).join(folder);
     println!("cargo:rerun-if-changed={folder}");
     let files = walk(&root);
-    let mut src = String::from("&[\n");
+    let mut packed = Vec::new();
     let mut loaded = Vec::new();
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.display());
@@ -144,16 +150,21 @@ fn embed(folder: &str, out_name: &str, kind: Kind) -> Vec<LibraryFile> {
             .unwrap_or(f)
             .to_string_lossy()
             .replace('\\', "/");
-        let _ = writeln!(
-            src,
-            "    ({rel:?}, include_str!({:?})),",
-            f.display().to_string()
-        );
         let text = std::fs::read_to_string(f)
             .unwrap_or_else(|e| panic!("cannot read {}: {e}", f.display()));
+        for part in [rel.as_bytes(), text.as_bytes()] {
+            let len = u32::try_from(part.len())
+                .unwrap_or_else(|_| panic!("{} is over 4 GB", f.display()));
+            packed.extend(len.to_le_bytes());
+            packed.extend(part);
+        }
         loaded.push(kind.builtin_file(&rel, &text));
     }
-    src.push_str("]\n");
-    write(out_name, src.as_bytes());
+    let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+    let deflated = z.write_all(&packed).and_then(|()| z.finish());
+    write(
+        out_name,
+        &deflated.unwrap_or_else(|e| panic!("cannot deflate {folder}: {e}")),
+    );
     loaded
 }

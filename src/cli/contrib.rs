@@ -18,7 +18,8 @@ use crate::tools::lint;
 
 #[derive(Args, Debug)]
 pub struct NewArgs {
-    /// The log to draft from (its first failure the library does not explain).
+    /// The log to draft from: its failing block, or its failure the library does not
+    /// explain (inside a signature library, `./signatures` is read too).
     #[arg(long = "from", value_name = "LOG")]
     pub from: String,
     /// The signature id (kebab-case); suggested from the failure when absent.
@@ -156,6 +157,9 @@ pub fn run_new(a: &NewArgs) -> anyhow::Result<ExitCode> {
                 .join("  ")
         }
     );
+    if let Some(n) = &d.note {
+        eprintln!("crashdoc: {}", n.trim_end());
+    }
     super::print(&format!("{}\n", path.display()))?;
     Ok(ExitCode::from(EXIT_FOUND))
 }

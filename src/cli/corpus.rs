@@ -29,6 +29,10 @@ pub enum CorpusCommand {
     /// Group the failures nothing in the library explains, over an archive of logs, by
     /// shape; rank them by how many logs they occur in, each with a `sig new` draft.
     Cluster(super::corpus_cluster::ClusterArgs),
+    /// Regenerate every file derived from the library and the corpus (baselines, the
+    /// examples' metamorphic record, docs/signatures.md, the schemas, the README's
+    /// tables and sample) in a crashdoc checkout; `--check` only lists the stale ones.
+    Bless(super::bless::BlessArgs),
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -99,6 +103,7 @@ pub fn run(c: CorpusCommand) -> anyhow::Result<ExitCode> {
         CorpusCommand::Run(a) => run_run(&a),
         CorpusCommand::Add(a) => run_add(&a),
         CorpusCommand::Cluster(a) => super::corpus_cluster::run(&a),
+        CorpusCommand::Bless(a) => super::bless::run(&a),
     }
 }
 

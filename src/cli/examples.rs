@@ -37,6 +37,10 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
         "crashdoc corpus run corpus/ --baseline corpus/baseline.json",
     ]),
     ("corpus add", &["crashdoc corpus add crash.log --source https://github.com/OWNER/REPO/issues/N"]),
+    ("corpus bless", &[
+        "cargo build --release && ./target/release/crashdoc corpus bless   # in a crashdoc checkout",
+        "crashdoc corpus bless --check                     # list the stale derived files, exit 1 if any",
+    ]),
     ("explain", &[
         "crashdoc explain --signature torch-cuda-out-of-memory crash.log",
         "crashdoc explain --signature torch-cuda-out-of-memory --format json crash.log",

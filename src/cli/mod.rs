@@ -9,6 +9,7 @@
 //! closed standard output (`crashdoc … | head`) ends quietly with 0, as ripgrep does.
 
 mod bench;
+mod bless;
 pub mod config;
 pub mod contrib;
 pub mod corpus;
@@ -125,6 +126,10 @@ pub struct LibraryArgs {
     pub no_builtin: bool,
 }
 
+/// The folder a signature library keeps its signatures in, read by the contributor
+/// commands when they run inside one ([`local_signatures`], [`LibraryArgs::load_here`]).
+pub const CHECKOUT_DIR: &str = "signatures";
+
 /// The environment variable naming a team's signature folders (a path list, as `PATH`).
 pub const SIGNATURES_ENV: &str = "CRASHDOC_SIGNATURES";
 
@@ -213,14 +218,16 @@ impl LibraryArgs {
 
     /// [`LibraryArgs::load`] with the working folder's own `./signatures` too, when the
     /// command runs in a signature repository ([`local_signatures`]): what `sig new`,
-    /// `sig test` and `corpus add` work on is the library being edited.
+    /// `sig test` and `corpus add` work on is the library being edited, without
+    /// `--signatures` (issue 31, shortfall 4). `--no-builtin`, `--signatures`,
+    /// `CRASHDOC_SIGNATURES` or `crashdoc.toml`'s folders keep the library as given.
     pub fn load_here(&self) -> anyhow::Result<Library> {
         Ok(self.load_spec_here(self.spec())?.library)
     }
 
     /// [`LibraryArgs::load_here`] of another spec (`sig test`: the YAML form).
     pub fn load_spec_here(&self, mut spec: Spec) -> anyhow::Result<Loaded> {
-        let local = local_signatures().filter(|d| !names(&spec.dirs, d));
+        let local = local_for(&spec);
         spec.dirs.extend(local.clone());
         self.load_spec(&spec, local.as_ref())
     }
@@ -258,7 +265,7 @@ impl LibraryArgs {
 /// why.
 pub fn local_signatures() -> Option<PathBuf> {
     use crate::knowledge::files::{check_owner, check_trusted};
-    let dir = PathBuf::from("signatures");
+    let dir = PathBuf::from(CHECKOUT_DIR);
     let link = std::fs::symlink_metadata(&dir).ok()?;
     let meta = std::fs::metadata(&dir).ok().filter(|m| m.is_dir())?;
     match check_owner(&link).and_then(|()| check_trusted(&meta)) {
@@ -271,6 +278,16 @@ pub fn local_signatures() -> Option<PathBuf> {
             None
         }
     }
+}
+
+/// The working folder's `./signatures` ([`local_signatures`]) a load of `spec` adds:
+/// none when the library is given otherwise (`--no-builtin`, or any folder named by
+/// `--signatures`, `CRASHDOC_SIGNATURES` or `crashdoc.toml`), or names it already.
+pub fn local_for(spec: &Spec) -> Option<PathBuf> {
+    if !spec.builtin || !spec.dirs.is_empty() {
+        return None;
+    }
+    local_signatures().filter(|d| !names(&spec.dirs, d))
 }
 
 /// Whether `dirs` names `dir` already (the same folder, however written).
@@ -505,7 +522,7 @@ pub(crate) fn process_long<T>(value: T) -> std::mem::ManuallyDrop<T> {
 }
 
 /// The folder of compiled libraries kept between runs
-/// ([`crate::knowledge::frozen::compile_cached`]): `$CRASHDOC_CACHE_DIR` (empty: no
+/// ([`crate::knowledge::cache::compile_cached`]): `$CRASHDOC_CACHE_DIR` (empty: no
 /// cache), else `$XDG_CACHE_HOME/crashdoc`, else `$HOME/.cache/crashdoc`; relative paths
 /// of the last two are ignored, as the XDG specification says.
 pub(crate) fn cache_dir() -> Option<PathBuf> {

@@ -19,7 +19,9 @@ pub enum SigCommand {
     Test(TestArgs),
     /// Draft a signature from the first failure of a log that the library does not explain.
     New(super::contrib::NewArgs),
-    /// Check signature files: every loader error plus advice (weak atoms, unused captures…).
+    /// Check signature files as CI does: every loader error, CI's rules (references, two
+    /// examples and a near-miss, safe commands, examples that pass), plus advice. Exit 0
+    /// when CI would pass them.
     Lint(super::contrib::LintArgs),
     /// Print the JSON Schema of the signature format (committed as signatures/schema.json).
     Schema,
@@ -112,7 +114,9 @@ pub fn library_markdown(lib: &crate::knowledge::signature::Library) -> String {
 #[derive(Args, Debug)]
 pub struct TestArgs {
     /// Library folders whose signatures are tested, loaded over the embedded library
-    /// (a folder file replaces the embedded file of the same name).
+    /// (a folder file replaces the embedded file of the same name). Default: `./signatures`
+    /// when run inside a signature library and no `--signatures`/`--no-builtin` is given,
+    /// else the embedded library.
     #[arg(value_name = "DIR")]
     pub dirs: Vec<std::path::PathBuf>,
     #[command(flatten)]
@@ -206,17 +210,18 @@ pub fn run(c: SigCommand) -> anyhow::Result<ExitCode> {
             let mut spec = a.library.spec();
             spec.form = crate::knowledge::sources::Form::Yaml;
             spec.cache = None;
-            spec.dirs.extend(a.dirs.iter().cloned());
-            let loaded = if a.dirs.is_empty() {
-                a.library.load_spec_here(spec)?
+            let local = if a.dirs.is_empty() {
+                super::local_for(&spec)
             } else {
-                a.library.load_spec(&spec, None)?
+                None
             };
+            spec.dirs.extend(a.dirs.iter().cloned());
+            spec.dirs.extend(local.clone());
+            let loaded = a.library.load_spec(&spec, local.as_ref())?;
             // the signatures tested: those of DIR… (or of `./signatures`), else all
-            let tested: Vec<std::path::PathBuf> = if a.dirs.is_empty() {
-                super::local_signatures().into_iter().collect()
-            } else {
-                a.dirs.clone()
+            let tested: Vec<std::path::PathBuf> = match local {
+                Some(d) => vec![d],
+                None => a.dirs.clone(),
             };
             let filter = a.filter.as_deref();
             let lib = loaded.library;

@@ -302,3 +302,26 @@ pub fn by_reason(v: &Invariance) -> BTreeMap<String, Vec<(String, String)>> {
     }
     out
 }
+
+/// Burying depth for the signature examples' record (`tests/data/metamorphic/examples.json`):
+/// 1,000 lines rather than the corpus run's [`super::metamorph::BURY_LINES`], to keep
+/// the test that checks the record fast.
+pub const EXAMPLE_BURY_LINES: usize = 1_000;
+
+/// Every positive example of a library, as a metamorphic subject (`<id>#<n>`, from 0).
+pub fn example_subjects(lib: &crate::knowledge::signature::Library) -> Vec<Subject> {
+    lib.signatures
+        .iter()
+        .flat_map(|s| {
+            s.examples
+                .matches
+                .iter()
+                .enumerate()
+                .map(move |(i, e)| Subject {
+                    name: format!("{}#{i}", s.id),
+                    text: e.log.clone(),
+                    key_line: None,
+                })
+        })
+        .collect()
+}

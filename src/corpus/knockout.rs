@@ -34,7 +34,8 @@ use crate::engine::diagnosis::Diagnosis;
 use crate::engine::matcher::{Compiled, EngineKind};
 use crate::engine::pipeline::Engine;
 use crate::engine::rank::Confidence;
-use crate::knowledge::model::{featurize, library_docs, Doc, Featured, Model};
+use crate::knowledge::model::{featurize, Doc, Featured, Model};
+use crate::knowledge::signature::docs::library_docs;
 use crate::knowledge::signature::Library;
 
 /// One incident under knock-out.

@@ -45,7 +45,12 @@ pub fn run_corpus(
                 let r = match evaluate(engine, inc) {
                     Ok((o, d)) => {
                         let mut r = IncidentResult::new(inc, &o, &d);
-                        r.seen = is_seen(&examples, inc.expected.key_line.as_deref(), &d);
+                        r.seen = is_seen(
+                            &examples,
+                            inc.expected.signature.as_deref(),
+                            inc.expected.key_line.as_deref(),
+                            &d,
+                        );
                         r
                     }
                     Err(e) => IncidentResult::failed(inc, e.to_string()),

@@ -7,6 +7,11 @@
 //! shorter than [`MIN_CHARS`] are left out (every traceback shares them). Lines are
 //! compared by their message (prefixes peeled) and trimmed, as a substring of an
 //! example's text.
+//!
+//! An incident expected to be explained by a `rare: true` signature is seen whatever its
+//! lines: such a signature has a single public source, usually that very incident, so
+//! getting it right says nothing about logs the library has never met (an example
+//! reformatted from the incident would otherwise slip into the unseen split).
 
 use crate::engine::diagnosis::Diagnosis;
 use crate::knowledge::signature::Library;
@@ -18,18 +23,29 @@ pub const MIN_CHARS: usize = 24;
 #[derive(Debug, Clone, Default)]
 pub struct ExampleText {
     text: String,
+    /// Ids of the `rare: true` signatures.
+    rare: std::collections::BTreeSet<String>,
 }
 
 impl ExampleText {
     pub fn of(lib: &Library) -> Self {
         let mut text = String::new();
+        let mut rare = std::collections::BTreeSet::new();
         for s in &lib.signatures {
+            if s.rare {
+                rare.insert(s.id.clone());
+            }
             for e in s.examples.matches.iter().chain(&s.examples.no_match) {
                 text.push_str(&e.log);
                 text.push('\n');
             }
         }
-        ExampleText { text }
+        ExampleText { text, rare }
+    }
+
+    /// Whether `id` is a `rare: true` signature of the library.
+    pub fn is_rare(&self, id: &str) -> bool {
+        self.rare.contains(id)
     }
 
     /// Whether an example contains `line` (trimmed; short lines never do).
@@ -65,8 +81,10 @@ fn telling_lines(d: &Diagnosis) -> Vec<&str> {
     out
 }
 
-/// Whether an incident is seen: its key line or a telling line of its failures is in
-/// the library's examples.
-pub fn is_seen(ex: &ExampleText, key: Option<&str>, d: &Diagnosis) -> bool {
-    key.is_some_and(|k| ex.contains(k)) || telling_lines(d).iter().any(|l| ex.contains(l))
+/// Whether an incident is seen: the signature it expects is `rare: true`, or its key
+/// line or a telling line of its failures is in the library's examples.
+pub fn is_seen(ex: &ExampleText, expected: Option<&str>, key: Option<&str>, d: &Diagnosis) -> bool {
+    expected.is_some_and(|id| ex.is_rare(id))
+        || key.is_some_and(|k| ex.contains(k))
+        || telling_lines(d).iter().any(|l| ex.contains(l))
 }

@@ -243,9 +243,11 @@ fn primary_block(x: &Extraction, causes: &[Cause]) -> Option<Primary> {
     let in_step = |line: usize| {
         step.is_none_or(|b| b.terminal.is_none_or(|t| b.step_start <= line && line <= t))
     };
+    // an inferred cause is a guess at the category from the failure's words: where the
+    // failure is, the structure says
     let top = causes
         .first()
-        .filter(|c| c.confidence >= Confidence::Medium)
+        .filter(|c| c.confidence >= Confidence::Medium && c.layer.as_deref() != Some("inferred"))
         .and_then(|c| c.evidence.first().map(|e| (c, e.line)))
         .filter(|(_, line)| in_step(*line));
     if let Some((c, line)) = top {

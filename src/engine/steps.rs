@@ -20,6 +20,7 @@
 //! [`literals`] in its message, so [`classify`] would find nothing in it: the brute-force
 //! engine, which classifies every line, gets the same block.
 
+use std::collections::VecDeque;
 use std::sync::LazyLock;
 
 use aho_corasick::AhoCorasick;
@@ -49,16 +50,28 @@ macro_rules! set {
 /// peeled into the level), GitLab CI, Jenkins, Buildkite.
 const TERMINAL: &[&str] = &[
     r#"^The command ".*" (?:exited with [1-9][0-9]*|failed)"#,
+    // Travis, a command with a newline inside its quotes: the status ends its last line
+    r#"^[^"]*" exited with [1-9][0-9]*\.$"#,
+    // Travis's job end, when no step said it failed
+    r"^Done\. Your build exited with [1-9]",
     r"^(?:Error: )?Process completed with exit code [1-9]",
     r"^ERROR: Job failed",
     r"^ERROR: script returned exit code [1-9]",
     r"^Finished: FAILURE",
     r"Error: The command exited with status [1-9]",
+];
+set!(TERMINAL_SET, TERMINAL);
+
+/// A CI runner ended the job and said why (GitHub Actions' cancellation, shutdown and
+/// timeout messages): the line is the failure itself, not a status after it.
+const STATING: &[&str] = &[
     r"^The operation was canceled\.",
     r"^The runner has received a shutdown signal",
     r"^The action '.*' has timed out",
+    r"^The job (?:running on runner .* )?has exceeded the maximum execution time",
+    r"^The job exceeded the maximum time limit",
 ];
-set!(TERMINAL_SET, TERMINAL);
+set!(STATING_SET, STATING);
 
 /// Where a CI step starts: the command line Travis and GitLab print, a GitHub Actions
 /// group, a GitLab section.
@@ -71,7 +84,6 @@ const GENERIC: &[&str] = &[
     // make, ninja, shells and launchers
     r"^make(?:\[[0-9]+\])?: \*\*\* ",
     r"^ninja: build stopped",
-    r"^FAILED: ",
     r"(?i)failed with exit code|returned non-zero exit|exit code:? [1-9]|\bexited with (?:code|status)",
     r"^Got exit code",
     r"^Command exited with",
@@ -104,14 +116,17 @@ set!(GENERIC_SET, GENERIC);
 
 /// A line that announces the details of a failure on the lines after it: the block
 /// starts after it.
-const HEADER: &str = r"(?i)^(?:rake aborted!|\* What went wrong:|=+ (?:FAILURES|ERRORS) =+|TEST FAILURES|FAILURES!+|Failures:|ERROR|Last [0-9]+ lines of output:|Caused by:|Errors?:|Failed tests?:)$";
+const HEADER: &str = r"(?i)^(?:There (?:was|were) [0-9]+ (?:failures?|errors?):|[0-9]+ failing|rake aborted!|\* What went wrong:|=+ (?:FAILURES|ERRORS) =+|TEST FAILURES|FAILURES!+|Failures:|ERROR|Last [0-9]+ lines of output:|Caused by:|Errors?:|Failed tests?:)$";
 re!(HEADER_RE, HEADER);
 
 /// A line stating a failure in a tool's own standard shape, with how strongly it says so
 /// (a strong one is a candidate even where a benign word appears in it).
 const SPECIFIC: &[(&str, bool)] = &[
     // compilers: `file:line[:col]: error`, rustc, CMake
-    (r"(?i)^\S+?:[0-9]+(?::[0-9]+)?:\s*(?:fatal )?error\b", true),
+    (
+        r"(?i)^\s*\S+?:[0-9]+(?::[0-9]+)?:\s*(?:fatal )?error\b",
+        true,
+    ),
     (r"^error(?:\[E[0-9]+\])?:\s", true),
     (r"^CMake Error", true),
     // exceptions (Python, Java, JavaScript…) and Rust panics
@@ -119,14 +134,18 @@ const SPECIFIC: &[(&str, bool)] = &[
     (r"panicked at", true),
     // test runners: go test, pytest, mocha/jasmine, ExUnit, xUnit/TAP
     (r"^(?:--- )?FAIL:?\s+\S", false),
-    (r"^FAILED\s", false),
+    (r"^FAILED:?\s", false),
     (r"^_{3,}\s.*\s_{3,}$", false),
     (r"^\s*[0-9]+\)\s+\S", false),
     (r"^\*\*\s\(", false),
     (r"^\s*E\s{2,}\S", false),
     (r"\[FAIL\]|\bnot ok\b", false),
+    // pytest's banner when a session stops (`!!! KeyboardInterrupt !!!`, `!!! Interrupted: …`)
+    (r"^!{3,} .+ !{3,}$", false),
+    // lintrunner: the file its findings follow
+    (r"^>>> Lint for \S.*:$", false),
     // a line that starts by saying it is an error
-    (r"^(?:fatal|FATAL|ERROR|Error|error)\b[:!\s]", false),
+    (r"^\s*(?:fatal|FATAL|ERROR|Error|error)\b[:!\s]", false),
     (r"^\[ERROR\]\s+\S", false),
 ];
 static SPECIFIC_SET: LazyLock<RegexSet> = LazyLock::new(|| {
@@ -142,11 +161,14 @@ const ERRORISH: &str = r"(?ix)
 re!(ERRORISH_RE, ERRORISH);
 
 /// What makes an error word no error: a zero count, a passing test, an informational
-/// line, a flag or an identifier that holds the word, a command being echoed.
+/// line, a flag, an identifier or a file name that holds the word, a command being
+/// echoed, a quiet build's progress line (Kbuild-style `  GEN  path`, `  CC  file.o`).
 const BENIGN: &str = r"(?ix)
- \b0\ (?:failures?|errors?|failed)\b|\b(?:failures?|errors?|failed):?\ 0\b|\bno\ (?:errors?|failures?)\b|\bpassed\b|\bok\b\s*$|(?-i:\bPASS\b)|\u{2713}|\u{2714}
+ \b0\ (?:failures?|errors?|failed)\b|\b(?:fail(?:ures?|ed)?|errors?):?\s+0\b|\bno\ (?:errors?|failures?)\b|\bpassed\b|\bok\b\s*$|(?-i:\bPASS\b)|\u{2713}|\u{2714}
  |^\s*(?:INFO|DEBUG)\b|\[INFO\]|-Werror|-Wno-|-Wall|-fno-|--error|error_?reporting|errors?\.(?:js|py|rb|go|h|c|ts)\b|_error|error_|Error\.php|ErrorHandler
- |^\s*(?:\+\ |\$\ )|^\s*(?:Compiling|Downloading|Installing|Collecting|Requirement|Building|Running|Fetching|Using)\b|\bskipp?ed\b|allow_failures|fast_finish|on_failure|--fail-fast|failfast";
+ |^\s*(?:\+\ |\$\ |\+{1,3}[a-z_])|^\s*(?:Compiling|Downloading|Installing|Collecting|Requirement|Building|Running|Fetching|Using)\b
+ |^\s*(?-i:GEN|CC|CXX|LD|AR|AS|CCLD|CXXLD|LINK|MSGFMT|SUBDIR|CONF|DEP|ERLC|APP|INSTALL)\s+\S
+ |(?:errors?|fail\w*|exception\w*)\.[a-z]{1,4}\b|\bskipp?ed\b|allow_failures|fast_finish|on_failure|--fail-fast|failfast";
 re!(BENIGN_RE, BENIGN);
 
 // A warning: never the failing block's headline (it may still be a failure of its own).
@@ -202,6 +224,9 @@ const LITERALS: &[&str] = &[
     "tasks: top",
     "raw xcodebuild",
     "build stopped",
+    "!!! ",
+    ">>> lint for",
+    "exceeded the maximum",
 ];
 
 /// The literals [`classify`] needs (added to the prefilter's automaton).
@@ -222,12 +247,17 @@ static LITERAL_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
 pub enum Class {
     /// A CI step or job ended in failure.
     Terminal,
+    /// A CI runner ended the job and said why: the failure itself.
+    Stating,
     /// A CI step starts.
     StepStart,
     /// The details of a failure follow.
     Header,
     /// A failure stated in a tool's standard shape.
     Specific,
+    /// A failure stated in a compiler's or a language's own shape (`file:line: error`,
+    /// `error[E0425]:`, `ValueError:`, a panic): what a build or test runner's lines report.
+    Stated,
     /// Error words, no standard shape.
     Weak,
     /// A summary that follows the real error.
@@ -235,14 +265,17 @@ pub enum Class {
 }
 
 impl Class {
-    /// How much a person trusts the line as the headline: 2 states the failure, 1 holds
-    /// error words, 0 only says something failed.
+    /// How much a person trusts the line as the headline: 4 is a tool's own section of
+    /// failure details, 3 a compiler's or a language's error, 2 a failure stated in a
+    /// tool's shape, 1 error words, 0 only says something failed.
     fn strength(self) -> Option<usize> {
         match self {
-            Class::Specific | Class::Header => Some(2),
+            Class::Header => Some(4),
+            Class::Stated => Some(3),
+            Class::Specific => Some(2),
             Class::Weak => Some(1),
             Class::Generic => Some(0),
-            Class::Terminal | Class::StepStart => None,
+            Class::Terminal | Class::Stating | Class::StepStart => None,
         }
     }
 }
@@ -276,6 +309,9 @@ pub fn classify(message: &str, level: Option<Level>) -> Option<Class> {
     if TERMINAL_SET.is_match(t) {
         return Some(Class::Terminal);
     }
+    if STATING_SET.is_match(t) {
+        return Some(Class::Stating);
+    }
     if STEP_START_RE.is_match(t) {
         return Some(Class::StepStart);
     }
@@ -288,7 +324,10 @@ pub fn classify(message: &str, level: Option<Level>) -> Option<Class> {
     let benign = BENIGN_RE.is_match(s) || WARN_RE.is_match(s);
     if let Some(i) = SPECIFIC_SET.matches(s).iter().next() {
         let strong = SPECIFIC.get(i).is_some_and(|(_, strong)| *strong);
-        if strong || !benign {
+        if strong {
+            return Some(Class::Stated);
+        }
+        if !benign {
             return Some(Class::Specific);
         }
         return None;
@@ -309,9 +348,11 @@ pub struct LineShape {
 }
 
 impl LineShape {
-    /// Read from the raw line (ANSI codes and a carriage return's overwritten text count
-    /// as nothing: the line is then looked at past them).
+    /// Read from the raw line (a byte-order mark, a CI runner's timestamp, ANSI codes and
+    /// a carriage return's overwritten text count as nothing: the line is then looked at
+    /// past them).
     pub fn of(bytes: &[u8]) -> LineShape {
+        let bytes = skip_timestamp(bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes));
         let start = bytes.iter().rposition(|&b| b == b'\r').map_or(0, |i| i + 1);
         let mut rest = bytes.get(start..).unwrap_or_default();
         if rest.iter().all(u8::is_ascii_whitespace) && start > 0 {
@@ -335,6 +376,36 @@ impl LineShape {
     }
 }
 
+/// The bytes after the timestamp GitHub Actions and `docker logs --timestamps` put before
+/// every line (`2026-07-30T10:37:27.7634265Z `): a blank or an indented line keeps its
+/// shape behind it.
+fn skip_timestamp(b: &[u8]) -> &[u8] {
+    let shape = b"dddd-dd-ddTdd:dd:dd";
+    let dated = b.len() > shape.len()
+        && shape.iter().zip(b).all(|(&s, &c)| match s {
+            b'd' => c.is_ascii_digit(),
+            _ => c == s,
+        });
+    if !dated {
+        return b;
+    }
+    let mut i = shape.len();
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+    }
+    if b.get(i) == Some(&b'Z') {
+        i += 1;
+    }
+    match b.get(i) {
+        Some(b' ') => b.get(i + 1..).unwrap_or_default(),
+        None => &[],
+        Some(_) => b,
+    }
+}
+
 /// The bytes after the escape sequences a line starts with.
 fn skip_escapes(mut b: &[u8]) -> &[u8] {
     while let [0x1b, b'[', rest @ ..] = b {
@@ -342,6 +413,56 @@ fn skip_escapes(mut b: &[u8]) -> &[u8] {
         b = end.map_or(&[][..], |e| &rest[e + 1..]);
     }
     b
+}
+
+/// Lines of the paragraph before a generic summary kept for its block, at most.
+const MAX_BEFORE: usize = 30;
+
+/// The paragraph being read and the one before it, raw (clipped), their buffers reused:
+/// a generic summary (`error Command failed with exit code 3.`, `npm ERR! …`) says only
+/// that something failed, and the tool printed why in the paragraph just above it.
+#[derive(Debug, Default)]
+struct Recent {
+    current: VecDeque<(usize, Vec<u8>)>,
+    previous: VecDeque<(usize, Vec<u8>)>,
+    spare: Vec<Vec<u8>>,
+}
+
+impl Recent {
+    fn push(&mut self, line: usize, shape: LineShape, raw: &[u8]) {
+        if shape.blank {
+            if !self.current.is_empty() {
+                std::mem::swap(&mut self.current, &mut self.previous);
+                self.spare.extend(self.current.drain(..).map(|(_, b)| b));
+            }
+            return;
+        }
+        if self.current.len() >= MAX_BEFORE {
+            if let Some((_, b)) = self.current.pop_front() {
+                self.spare.push(b);
+            }
+        }
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(raw.get(..MAX_LINE_BYTES.min(raw.len())).unwrap_or_default());
+        self.current.push_back((line, buf));
+    }
+
+    fn clear(&mut self) {
+        self.spare.extend(self.current.drain(..).map(|(_, b)| b));
+        self.spare.extend(self.previous.drain(..).map(|(_, b)| b));
+    }
+
+    /// The paragraph just above the line being read: the one it belongs to, else the one
+    /// before the blank lines.
+    fn above(&self) -> Vec<(usize, String)> {
+        let para = if self.current.is_empty() {
+            &self.previous
+        } else {
+            &self.current
+        };
+        para.iter().map(|(l, b)| (*l, shown(b))).collect()
+    }
 }
 
 /// Candidate lines further apart than this start a new cluster.
@@ -368,6 +489,8 @@ struct Track {
     done: bool,
     /// The block's lines (number, text clipped), from its headline.
     lines: Vec<(usize, String)>,
+    /// For a generic summary: the paragraph above it, where its tool said why.
+    before: Vec<(usize, String)>,
 }
 
 /// The failing block of one input, as the tracker found it.
@@ -402,9 +525,16 @@ fn shown(bytes: &[u8]) -> String {
 pub struct Steps {
     step_start: usize,
     terminal: Option<usize>,
-    /// One track per strength (generic, weak, specific).
-    tracks: [Option<Track>; 3],
+    /// One track per strength (generic, weak, specific, stated, header).
+    tracks: [Option<Track>; 5],
     terminal_text: Option<String>,
+    /// The paragraph above the terminal line: where a step that printed no error line
+    /// said why it failed.
+    terminal_before: Vec<(usize, String)>,
+    /// The terminal line said why the job ended ([`STATING`]): it outranks error words
+    /// and summaries, not a failure stated in a tool's shape.
+    stating: bool,
+    recent: Recent,
 }
 
 impl Steps {
@@ -461,11 +591,19 @@ impl Steps {
             Some(Class::Terminal) => {
                 self.terminal = Some(line);
                 self.terminal_text = Some(shown(raw));
+                self.terminal_before = self.recent.above();
+                return;
+            }
+            Some(Class::Stating) => {
+                self.terminal = Some(line);
+                self.terminal_text = Some(shown(raw));
+                self.stating = true;
                 return;
             }
             Some(Class::StepStart) => {
                 self.step_start = line;
                 self.tracks = Default::default();
+                self.recent.clear();
                 return;
             }
             _ => {}
@@ -475,16 +613,22 @@ impl Steps {
             match slot {
                 Some(t) if !t.done => t.step(line, shape, class, hash, raw),
                 None if strength == Some(i) => {
-                    *slot = Some(Track::open(line, class, hash, raw));
+                    let mut t = Track::open(line, class, hash, raw);
+                    if class == Some(Class::Generic) {
+                        t.before = self.recent.above();
+                    }
+                    *slot = Some(t);
                 }
                 _ => {}
             }
         }
+        self.recent.push(line, shape, raw);
     }
 
     /// The failing block: the first cluster of the strongest kind in the failing step
-    /// (the step a CI runner said failed, or the log's last step), else the line that
-    /// ended the step.
+    /// (the step a CI runner said failed, or the log's last step) — for a generic summary,
+    /// from the paragraph above it —, else the line that ended the step (with the
+    /// paragraph above it, unless the line itself says why).
     pub fn block(&self) -> Option<Block> {
         let make = |start: usize, end: usize, lines: Vec<(usize, String)>| Block {
             start,
@@ -493,21 +637,29 @@ impl Steps {
             step_start: self.step_start,
             lines,
         };
-        if let Some(t) = self.tracks.iter().rev().flatten().next() {
+        // a runner that said why the job ended outranks error words and summaries
+        let weakest = if self.stating { 2 } else { 0 };
+        let strongest = self.tracks.get(weakest..).unwrap_or_default();
+        if let Some(t) = strongest.iter().rev().flatten().next() {
+            let start = t.before.first().map_or(t.head, |(l, _)| *l);
             let lines = t
-                .lines
+                .before
                 .iter()
-                .filter(|(l, _)| (t.head..=t.end).contains(l))
+                .chain(t.lines.iter().filter(|(l, _)| (t.head..=t.end).contains(l)))
+                .take(MAX_BLOCK)
                 .cloned()
                 .collect();
-            return Some(make(t.head, t.end, lines));
+            return Some(make(start, t.end, lines));
         }
         self.terminal.map(|l| {
-            make(
-                l,
-                l,
-                self.terminal_text.iter().map(|t| (l, t.clone())).collect(),
-            )
+            let start = self.terminal_before.first().map_or(l, |(n, _)| *n);
+            let lines = self
+                .terminal_before
+                .iter()
+                .cloned()
+                .chain(self.terminal_text.iter().map(|t| (l, t.clone())))
+                .collect();
+            make(start, l, lines)
         })
     }
 }
@@ -523,6 +675,7 @@ impl Track {
             end: line,
             blank_after: false,
             done: false,
+            before: Vec::new(),
         }
     }
 

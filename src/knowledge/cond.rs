@@ -22,7 +22,7 @@ use pep508_rs::pep440_rs::{Version, VersionSpecifiers};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::signature::model::Text;
+use super::diagnostic::Text;
 use super::version::normalize_name;
 
 /// Three-valued truth, with Kleene's operators: `a & b` is false if either is false,

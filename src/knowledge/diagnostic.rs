@@ -1,15 +1,22 @@
-//! Located, coded diagnostics for knowledge files (in the manner of yara-x): signatures,
-//! code tables, guides and rules share them. They live at the bottom of the layer (they
-//! import only [`crate::knowledge::text`]) so that every module reading a file can
-//! report into them without importing `signature` (`signature::error` re-exports them).
+//! Located, coded diagnostics for knowledge files (in the manner of yara-x), and the
+//! located string they point at: signatures, code tables, guides and rules share them.
 //!
 //! Every problem the loader, the compiler or the linter finds is a [`Diagnostic`]: a
 //! code, the file, the line and column of the offending text, a message and the source
 //! line with a caret. Codes are stable and documented in CONTRIBUTING.md.
+//!
+//! Signatures, rules, conditions and the file sources all report through these types,
+//! so they live here, below all of them (they once lived under `signature/`, which made
+//! `cond`, `rules` and `reading` import the module that imports them). The signature
+//! layer re-exports this module as `signature::error`.
 
 use std::fmt;
 
 use serde::Serialize;
+
+/// A located string: a value of a knowledge file with the line and column it was read
+/// at, for an error that names them.
+pub type Text = serde_saphyr::Spanned<String>;
 
 /// A problem's severity: errors stop the library from loading, warnings are lint advice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -52,15 +59,15 @@ pub enum Code {
     E016,
     E017,
     E018,
+    E019,
+    E020,
+    E021,
+    E022,
+    E023,
+    E024,
     W001,
     W002,
-    W003,
-    W004,
     W005,
-    W006,
-    W007,
-    W008,
-    W009,
 }
 
 impl Code {
@@ -72,7 +79,8 @@ impl Code {
         self.into()
     }
 
-    /// Errors stop a library from loading; warnings are lint advice.
+    /// Errors stop a library from loading (E019–E024, CI's rules on a signature file,
+    /// are reported by `sig lint` only and fail it, as CI would); warnings are lint advice.
     pub fn level(self) -> Level {
         if self.as_str().starts_with('E') {
             Level::Error
@@ -101,15 +109,15 @@ impl Code {
             Code::E016 => "a code-table entry that no rendering of its table applies to (its keys name no rendering's placeholders)",
             Code::E017 => "`wraps:` names no capture of the signature's match",
             Code::E018 => "`completes: true` on a signature that is not `severity: benign`",
+            Code::E019 => "no `references:` (lint only: CI's rule for every signature)",
+            Code::E020 => "fewer than 2 positive examples (1 with `rare: true`), or no near-miss (`examples.no_match`) (lint only: CI's rule)",
+            Code::E021 => "a `command:` holds an unfilled `<placeholder>` (it would be printed as a runnable command): put such guidance in `description:`, or fill the value from a capture (`{{name}}`) (lint only: CI's rule)",
+            Code::E022 => "a `command:` that changes the environment (pip/uv/conda/apt install or uninstall, `--force-reinstall`, `--index-url`, `rm -`, `chown`, `chmod`, `usermod`, `modprobe`/`rmmod`, `dkms`, `reboot`, `apt-mark`, `add-apt-repository`, `nvidia-ctk runtime configure`) with neither an `if:` fact condition nor a read-only check before it (an earlier step's command such as `pip show X`, `nvidia-smi`, `python -c \"import torch; …\"`, `docker info`, `ls -ld`, or a check earlier in the same command) (lint only: CI's rule)",
+            Code::E023 => "the file does not start with the `yaml-language-server` modeline (lint only: CI's rule)",
+            Code::E024 => "an example does not behave as its list says: a `match` log that does not produce the signature (as the top cause with `top: true`), a near-miss that does (`sig test` through the real pipeline; lint only: CI's rule)",
             Code::W001 => "weak atom: shorter than 5 characters, or one of the common tokens below",
             Code::W002 => "capture never used: inside `not:` (never yields a value), or a name an earlier regex of an `all:` already captures (the first value wins)",
-            Code::W003 => "no `references:`",
-            Code::W004 => "no positive example",
             Code::W005 => "a Unicode class (`\\d`, `\\w`, `\\b`…) where ASCII (`[0-9]`, `[A-Za-z0-9_]`, `(?-u:\\b)`) would do",
-            Code::W006 => "the file does not start with the `yaml-language-server` modeline",
-            Code::W007 => "fewer than 2 positive examples, or no near-miss (`examples.no_match`): every signature needs both",
-            Code::W008 => "a `command:` holds an unfilled `<placeholder>` (it would be printed as a runnable command): put such guidance in `description:`, or fill the value from a capture (`{{name}}`)",
-            Code::W009 => "a `command:` that changes the environment (pip/uv/conda/apt install or uninstall, `--force-reinstall`, `--index-url`, `rm -`, `chown`, `chmod`, `usermod`, `modprobe`/`rmmod`, `dkms`, `reboot`, `apt-mark`, `add-apt-repository`, `nvidia-ctk runtime configure`) with neither an `if:` fact condition nor a read-only check before it (an earlier step's command such as `pip show X`, `nvidia-smi`, `python -c \"import torch; …\"`, `docker info`, `ls -ld`, or a check earlier in the same command)",
         }
     }
 }

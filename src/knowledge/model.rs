@@ -27,8 +27,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::signature::{Library, Severity};
-
 /// The class of benign signatures' documents: routine lines, no cause.
 pub const BENIGN: &str = "benign";
 /// Lines of a document read (a long traceback's first lines carry its words).
@@ -175,6 +173,15 @@ struct SigVec {
     features: Vec<u32>,
     /// The IDF-weighted norm of `features`.
     norm: f64,
+}
+
+/// The category model trained at build time (`build.rs`, [`crate::knowledge::frozen`]),
+/// read once; `None` when the library did not compile then.
+pub fn embedded() -> Option<std::sync::Arc<Model>> {
+    static MODEL: std::sync::OnceLock<Option<std::sync::Arc<Model>>> = std::sync::OnceLock::new();
+    MODEL
+        .get_or_init(|| super::frozen::thaw(super::embedded::FROZEN_MODEL).map(std::sync::Arc::new))
+        .clone()
 }
 
 /// The trained model: counts per class and feature (the frozen weights).
@@ -380,43 +387,6 @@ impl Model {
             .and_then(|s| self.classes.get(usize::from(s.class)))
             .map(String::as_str)
     }
-}
-
-/// The class a signature's documents train: its category, or [`BENIGN`].
-fn class_of(s: &super::signature::Signature) -> String {
-    if s.severity == Severity::Benign {
-        BENIGN.to_string()
-    } else {
-        s.category.as_str().to_string()
-    }
-}
-
-/// A library's documents: each positive example of each signature, and its necessary
-/// literals (a code table's entry has its renderings' texts there) as one more.
-pub fn library_docs(lib: &Library) -> Vec<Doc> {
-    let mut out = Vec::new();
-    for s in &lib.signatures {
-        let class = class_of(s);
-        let doc = |text: String| Doc {
-            class: class.clone(),
-            text,
-            signature: Some(s.id.clone()),
-            incident: None,
-            source: None,
-        };
-        for e in &s.examples.matches {
-            out.push(doc(e.log.clone()));
-        }
-        let mut literals = s.atoms.join(" ");
-        if !s.title.is_empty() && s.layer != super::signature::table::Layer::Signature {
-            literals.push('\n');
-            literals.push_str(&s.title);
-        }
-        if !literals.trim().is_empty() {
-            out.push(doc(literals));
-        }
-    }
-    out
 }
 
 /// The part of an incident's `expected.yaml` the model reads (the rest is ignored).

@@ -12,11 +12,8 @@ use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 
-use super::diagnostic::{Code, Diagnostic};
+use super::diagnostic::{Code, Diagnostic, Text};
 use super::files;
-
-/// A located string of a YAML file (the id of a signature, a rule, a table).
-type Text = serde_saphyr::Spanned<String>;
 
 /// Largest knowledge file accepted.
 pub const MAX_FILE_BYTES: usize = 1 << 20;
@@ -58,8 +55,8 @@ impl Kind {
     /// The embedded files: (path relative to the source tree's folder, text).
     pub fn builtin(self) -> &'static [(&'static str, &'static str)] {
         match self {
-            Kind::Signatures => super::embedded::SIGNATURE_FILES,
-            Kind::Rules => super::embedded::RULE_FILES,
+            Kind::Signatures => super::embedded::signature_files(),
+            Kind::Rules => super::embedded::rule_files(),
         }
     }
 

@@ -21,13 +21,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::cond::{self, FactCond, FactCondition};
+use super::diagnostic::{Code, Diagnostic, LoadErrors, Text};
 use super::reading::{
     check_id, file_stem, is_ignored, is_yaml, parse_yaml, read_sources, Ids, Kind,
 };
 use super::reading::{LibraryFile, Source};
 use super::signature::compile::Step;
-use super::signature::error::{Code, Diagnostic, LoadErrors};
-use super::signature::model::{self, Category, Severity, Text};
+use super::signature::model::{self, Category, Severity};
 
 /// One rule file.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -119,7 +119,7 @@ pub type RulesSource = Source;
 
 /// The embedded rules' files: (path relative to `rules/`, text).
 pub fn builtin_files() -> &'static [(&'static str, &'static str)] {
-    super::embedded::RULE_FILES
+    super::embedded::rule_files()
 }
 
 fn compile_rule(f: &RuleFile, name: &str, text: &str) -> Result<Rule, Vec<Diagnostic>> {
@@ -254,11 +254,17 @@ pub fn compile_files(files: &[LibraryFile]) -> Result<Rules, LoadErrors> {
 /// ([`crate::knowledge::frozen`]); anything else is parsed and compiled ([`load_yaml`]).
 pub fn load(sources: &[RulesSource]) -> Result<Rules, LoadErrors> {
     if let [Source::Builtin] = sources {
-        if let Some(rules) = super::frozen::rules() {
+        if let Some(rules) = frozen_builtin() {
             return Ok(rules);
         }
     }
     load_yaml(sources)
+}
+
+/// The embedded rules, as compiled at build time ([`crate::knowledge::frozen`]); `None`
+/// when they did not compile then.
+pub fn frozen_builtin() -> Option<Rules> {
+    super::frozen::thaw(super::embedded::FROZEN_RULES)
 }
 
 /// Parses and compiles the given sources' rule files.

@@ -20,7 +20,7 @@
 //!   back in [`Loaded::notes`].
 //!
 //! Reading the files themselves (budgets, ids, symlinks) is [`super::reading`], below
-//! `signature`; this module is above it and above [`super::frozen`].
+//! `signature`; this module is above it and above [`super::cache`].
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -48,7 +48,7 @@ pub struct Spec {
     pub dirs: Vec<PathBuf>,
     pub form: Form,
     /// The folder of compiled libraries kept between runs
-    /// ([`super::frozen::compile_cached`]); `None`: compiled every time.
+    /// ([`super::cache::compile_cached`]); `None`: compiled every time.
     pub cache: Option<PathBuf>,
 }
 
@@ -182,9 +182,9 @@ pub fn builtin_context(kind: Kind, ours: &[LibraryFile]) -> Overlay {
 pub fn load(spec: &Spec) -> Result<Loaded, LoadErrors> {
     let mut notes = Vec::new();
     if spec.builtin && spec.dirs.is_empty() && spec.form == Form::Frozen {
-        if let Some(lib) = super::frozen::signatures() {
+        if let Some(lib) = super::signature::load::frozen_builtin() {
             return Ok(Loaded {
-                library: super::frozen::with_model(lib),
+                library: super::signature::load::with_model(lib),
                 replaced: Vec::new(),
                 folder_files: Vec::new(),
                 notes,
@@ -205,10 +205,10 @@ pub fn load(spec: &Spec) -> Result<Loaded, LoadErrors> {
     // files that could be read are compiled even when others could not, so that every
     // error of every file is reported at once; a partial library is never cached
     let cache = spec.cache.as_deref().filter(|_| errors.is_empty());
-    let compiled = super::frozen::compile_cached(&files, cache, &mut |n| notes.push(n));
+    let compiled = super::cache::compile_cached(&files, cache, &mut |n| notes.push(n));
     match compiled {
         Ok(lib) if errors.is_empty() => Ok(Loaded {
-            library: super::frozen::with_model(lib),
+            library: super::signature::load::with_model(lib),
             replaced,
             folder_files,
             notes,

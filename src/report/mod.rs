@@ -1,6 +1,7 @@
 //! Renderers of a diagnosis ([`crate::engine::diagnosis::Diagnosis`]): text, Markdown,
 //! JSON, SARIF, GitHub annotations.
 
+pub mod fit;
 pub mod github;
 pub mod markdown;
 pub mod provenance;

@@ -199,6 +199,72 @@ fn spread_text(c: &Cause) -> Option<String> {
 
 /// `[category · severity · confidence score]`: the severity in red when the cause is
 /// fatal or an error, the confidence in its own colour (a green `fatal` read as fine).
+/// The "Seen:" line of a cause: its spread, and where it was first seen (the stream,
+/// the time in a form a person reads, the line); None when there is neither.
+fn seen_text(c: &Cause) -> Option<String> {
+    let mut seen = Vec::new();
+    if let Some(s) = spread_text(c) {
+        seen.push(s);
+    }
+    if let Some(f) = &c.first {
+        let who = if f.stream.is_empty() {
+            String::new()
+        } else {
+            format!("{} ", escape_control(&f.stream))
+        };
+        let when = f
+            .timestamp
+            .as_deref()
+            .map(|t| format!("at {} ", escape_control(&readable_time(t))))
+            .unwrap_or_default();
+        seen.push(if who.is_empty() && when.is_empty() {
+            format!("first at line {}", f.line)
+        } else {
+            format!("first: {who}{when}(line {})", f.line)
+        });
+    }
+    (!seen.is_empty()).then(|| seen.join("; "))
+}
+
+/// glog's `MMDD hh:mm:ss.uuuuuu` (no year).
+#[allow(clippy::expect_used)]
+static GLOG_TIME: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r"^([01][0-9])([0-3][0-9]) ([0-2][0-9]:[0-5][0-9]:[0-6][0-9])(\.[0-9]{1,3})?[0-9]*$",
+    )
+    .expect("built-in glog time regex")
+});
+
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
+
+/// A log's timestamp as a person reads it: journald's raw `__REALTIME_TIMESTAMP`
+/// (microseconds since the epoch) as a UTC date and time, glog's `0410 15:08:27.848000`
+/// as `Apr 10 15:08:27.848`; any other form as written.
+pub fn readable_time(t: &str) -> String {
+    let t = t.trim();
+    if (13..=17).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_digit()) {
+        if let Ok(us) = t.parse::<u64>() {
+            let at = std::time::UNIX_EPOCH + std::time::Duration::from_micros(us);
+            let iso = humantime::format_rfc3339_seconds(at).to_string();
+            return format!("{} UTC", iso.trim_end_matches('Z').replacen('T', " ", 1));
+        }
+    }
+    if let Some(c) = GLOG_TIME.captures(t) {
+        let month = c[1]
+            .parse::<usize>()
+            .ok()
+            .and_then(|m| m.checked_sub(1))
+            .and_then(|m| MONTHS.get(m));
+        if let Some(month) = month {
+            let frac = c.get(4).map_or("", |m| m.as_str());
+            return format!("{month} {} {}{frac}", &c[2], &c[3]);
+        }
+    }
+    t.to_string()
+}
+
 fn badge(c: &Cause, st: Style) -> String {
     use crate::knowledge::signature::model::Severity;
     let sev = c.severity.as_str();
@@ -232,29 +298,8 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
             .collect();
         let _ = writeln!(out, "   Read from the log: {}", caps.join("  "));
     }
-    let mut seen = Vec::new();
-    if let Some(s) = spread_text(c) {
-        seen.push(s);
-    }
-    if let Some(f) = &c.first {
-        let who = if f.stream.is_empty() {
-            String::new()
-        } else {
-            format!("{} ", escape_control(&f.stream))
-        };
-        let when = f
-            .timestamp
-            .as_deref()
-            .map(|t| format!("at {} ", escape_control(t)))
-            .unwrap_or_default();
-        seen.push(format!("first: {who}{when}(line {})", f.line));
-    }
-    if !seen.is_empty() {
-        let _ = writeln!(
-            out,
-            "   Seen: {}",
-            wrap(&seen.join("; "), 9, "         ", st.width)
-        );
+    if let Some(seen) = seen_text(c) {
+        let _ = writeln!(out, "   Seen: {}", wrap(&seen, 9, "         ", st.width));
     }
     where_line(out, c, st);
     evidence(out, c, st);
@@ -671,7 +716,15 @@ pub fn render(d: &Diagnosis, st: Style) -> String {
     if let Some(f) = super::provenance::footer() {
         let _ = writeln!(out, "{}", st.dim(&f));
     }
-    out
+    fitted(out, st)
+}
+
+/// A report fitted into the width, when there is one ([`super::fit`]).
+fn fitted(out: String, st: Style) -> String {
+    match st.width {
+        Some(w) => super::fit::fit(&out, w),
+        None => out,
+    }
 }
 
 /// Renders an extraction: the signature author's debugging view.
@@ -725,7 +778,7 @@ pub fn render_extraction(input: &str, x: &Extraction, st: Style) -> String {
             x.evicted_streams
         );
     }
-    out
+    fitted(out, st)
 }
 
 /// One failure of an extraction: its mark, kind, line and streams, the headline, then
@@ -842,5 +895,26 @@ fn layer_note(c: &Cause) -> Option<String> {
             "layer fallback: no signature matched; a structural fallback (exception type, raising module) at low confidence".to_string(),
         ),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::readable_time;
+
+    /// Issue 31, shortfall 15: raw glog and journald timestamps are not printed as read.
+    #[test]
+    fn raw_timestamps_are_made_readable() {
+        assert_eq!(readable_time("1708471896000000"), "2024-02-20 23:31:36 UTC");
+        assert_eq!(readable_time("0410 15:08:27.848000"), "Apr 10 15:08:27.848");
+        assert_eq!(readable_time("1231 23:59:59"), "Dec 31 23:59:59");
+        for kept in [
+            "Feb 20 23:31:36",
+            "2026-02-20T23:31:36Z",
+            "1332 10:00:00",
+            "12345",
+        ] {
+            assert_eq!(readable_time(kept), kept);
+        }
     }
 }

@@ -26,6 +26,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::engine::diagnosis::BuildOptions;
 use crate::engine::extract::{Extraction, Failure, FailureId, FailureKind};
 use crate::engine::ingest::LineReader;
 use crate::engine::matcher::{Compiled, EngineKind, Matches, PrefilterError};
@@ -48,6 +49,8 @@ pub enum DraftError {
     NoFailure(String),
     #[error("{0}: every failure is already explained by the library (first: `{1}` by {2})")]
     AllExplained(String, String, String),
+    #[error("{0}: already explained by `{2}` ({3}): its failing block, lines {1}; nothing to draft from it{4}")]
+    Explained(String, String, String, String, String),
     #[error("{0}: {1} failures the library does not explain; choose one with --failure N:\n{2}")]
     Several(String, usize, String),
     #[error(
@@ -328,6 +331,9 @@ pub struct Draft {
     pub generalized: Generalized,
     /// The failure it was drafted from.
     pub headline: String,
+    /// What the contributor should know about the choice (drafted from the failing
+    /// block while other failures are unexplained too).
+    pub note: Option<String>,
 }
 
 /// Extracts and matches a text with the library (prefilter engine).
@@ -361,7 +367,7 @@ pub fn first_unexplained<'x>(
     let free: Vec<&Failure> = x
         .failures
         .iter()
-        .filter(|f| explained(f).is_none() && !is_code_line(&f.headline))
+        .filter(|f| explained(f).is_none() && !is_code_line(&f.headline) && own_words(f).is_some())
         .collect();
     let pick = free
         .iter()
@@ -532,6 +538,7 @@ pub fn candidates<'x>(lib: &Library, x: &'x Extraction, m: &Matches) -> Vec<&'x 
         .filter(|f| {
             f.consequence_of.is_none()
                 && !is_code_line(&f.headline)
+                && own_words(f).is_some()
                 && !m.failures.iter().any(|h| {
                     h.failure == f.id && crate::engine::matcher::layers::is_exact(lib, m, h)
                 })
@@ -545,8 +552,8 @@ pub fn candidates<'x>(lib: &Library, x: &'x Extraction, m: &Matches) -> Vec<&'x 
 pub fn list_candidates(fs: &[&Failure]) -> String {
     let mut out = String::new();
     for (i, f) in fs.iter().enumerate() {
-        let head = f.headline.lines().next().unwrap_or("").trim();
-        let head: String = head.chars().take(MAX_MESSAGE_CHARS).collect();
+        let own = own_words(f).unwrap_or_default();
+        let head: String = own.chars().take(MAX_MESSAGE_CHARS).collect();
         let _ = writeln!(
             out,
             "  {}. line {} ({}): {}",
@@ -583,17 +590,101 @@ pub fn draft_choice(
             Some(f) => *f,
             None => return Err(DraftError::NoSuchFailure(log_name.to_string(), n, len)),
         },
-        (None, 1) => cs[0],
-        (None, 0) => return draft(lib, log_name, text, opts),
-        (None, len) => {
-            return Err(DraftError::Several(
-                log_name.to_string(),
-                len,
-                list_candidates(&cs),
-            ))
-        }
+        (None, _) => return draft_default(lib, log_name, text, opts, &cs),
     };
     draft_from(lib, log_name, f, opts)
+}
+
+/// `sig new` without `--failure`: the failing block the report leads with
+/// ([`crate::engine::diagnosis::Primary`]) when nothing explains it; a log whose
+/// failing block a signature already explains is [`DraftError::Explained`] (by what,
+/// and the other unexplained failures to choose from), never a draft from a leftover
+/// line; without a failing block, the only candidate, else the list.
+fn draft_default(
+    lib: &Library,
+    log_name: &str,
+    text: &str,
+    opts: &DraftOptions,
+    cs: &[&Failure],
+) -> Result<Draft, DraftError> {
+    let compiled = Compiled::new(lib)?;
+    let mut engine = Engine::new(&compiled, EngineKind::Prefilter);
+    let d = engine.diagnose_text(log_name, text, BuildOptions { top: 1 });
+    let Some(p) = d.primary.as_ref() else {
+        return match cs {
+            [] => draft(lib, log_name, text, opts),
+            [f] => draft_from(lib, log_name, f, opts),
+            _ => Err(DraftError::Several(
+                log_name.to_string(),
+                cs.len(),
+                list_candidates(cs),
+            )),
+        };
+    };
+    if let Some(f) = cs.iter().find(|f| Some(f.id) == p.failure) {
+        let mut out = draft_from(lib, log_name, f, opts)?;
+        let others = cs.len() - 1;
+        out.note = Some(format!(
+            "drafted from the failing block, lines {}–{}{}",
+            p.start,
+            p.end,
+            if others > 0 {
+                format!(
+                    " ({others} other failure(s) the library does not explain: --failure N picks one)\n{}",
+                    list_candidates(cs)
+                )
+            } else {
+                String::new()
+            }
+        ));
+        return Ok(out);
+    }
+    match d.causes.first().filter(|_| d.found()) {
+        Some(c) => Err(DraftError::Explained(
+            log_name.to_string(),
+            format!("{}–{}", p.start, p.end),
+            c.signature.clone(),
+            c.title.clone(),
+            if cs.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ". Other failures the library does not explain (draft one with --failure N):\n{}",
+                    list_candidates(cs)
+                )
+            },
+        )),
+        None => match cs {
+            [] => draft(lib, log_name, text, opts),
+            [f] => draft_from(lib, log_name, f, opts),
+            _ => Err(DraftError::Several(
+                log_name.to_string(),
+                cs.len(),
+                list_candidates(cs),
+            )),
+        },
+    }
+}
+
+/// A failure in the log's own words: its primary exception's headline, else its
+/// headline when a line of the failure holds it, else its last line that is not
+/// source code, a frame or a caret. (A traceback cut off before its exception line has
+/// only the extractor's description of it as headline: never a message to draft from.)
+/// None when the failure has no line of its own (a cut-off traceback of frames only).
+pub fn own_words(f: &Failure) -> Option<String> {
+    if let Some(e) = f.primary().filter(|e| !e.exception_type.is_empty()) {
+        return Some(e.headline().lines().next().unwrap_or("").trim().to_string());
+    }
+    let head = f.headline.lines().next().unwrap_or("").trim();
+    if !head.is_empty() && f.lines.iter().any(|l| l.text.contains(head)) {
+        return Some(head.to_string());
+    }
+    f.lines
+        .iter()
+        .rev()
+        .map(|l| l.message.trim())
+        .find(|m| !m.is_empty() && !is_code_line(m) && !m.starts_with("Traceback ("))
+        .map(str::to_string)
 }
 
 /// Drafts a signature from a log held in memory (its first unexplained failure).
@@ -669,7 +760,7 @@ impl Seed {
             ),
             None => (
                 None,
-                f.headline.lines().next().unwrap_or("").trim().to_string(),
+                own_words(f).unwrap_or_else(|| f.headline.trim().to_string()),
             ),
         };
         Seed {
@@ -795,6 +886,7 @@ pub fn draft_seed(
         yaml: y,
         generalized: g,
         headline,
+        note: None,
     })
 }
 

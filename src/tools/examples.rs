@@ -298,14 +298,20 @@ pub fn test_signatures_where(
     select: impl Fn(&Signature) -> bool,
 ) -> TestReport {
     let mut engine = Engine::new(compiled, EngineKind::Prefilter);
-    let opts = BuildOptions { top: usize::MAX };
     run(&compiled.library.signatures, select, |s, ex| {
-        let d = engine.diagnose_text(&ex.input_name(&s.id), ex.text, opts);
-        match ex.list {
-            ExampleList::NoMatch => judge_no_match(s, ex, &d),
-            _ => judge_match(s, ex, &d),
-        }
+        judge_signature(&mut engine, s, ex)
     })
+}
+
+/// Runs one example of a signature through `engine` and judges it (`sig test`, and
+/// `sig lint`'s E024).
+pub fn judge_signature(engine: &mut Engine<'_>, s: &Signature, ex: &Example<'_>) -> ExampleOutcome {
+    let opts = BuildOptions { top: usize::MAX };
+    let d = engine.diagnose_text(&ex.input_name(&s.id), ex.text, opts);
+    match ex.list {
+        ExampleList::NoMatch => judge_no_match(s, ex, &d),
+        _ => judge_match(s, ex, &d),
+    }
 }
 
 // ---------------------------------------------------------------- rules

@@ -8,11 +8,16 @@
 //! | --- | --- |
 //! | W001 | weak atom: an atom (given or derived) shorter than [`MIN_STRONG_ATOM`] characters or one of [`COMMON_TOKENS`] — it fires the prefilter on ordinary log lines |
 //! | W002 | capture never used: a named capture inside `not:` (it can never yield a value), or a name an earlier regex already captures (the first value wins) |
-//! | W003 | no `references:` |
-//! | W004 | no positive example (`examples.match`) |
 //! | W005 | a regex uses a Unicode class (`\d`, `\w`, `\b`…) where an ASCII one would do |
-//! | W006 | the file does not start with the `yaml-language-server` modeline |
-//! | W007–W009 | examples, placeholders and unguarded environment changes ([`super::lint_content`]) |
+//!
+//! and the errors CI enforces on a signature file (the loader does not: a team's own
+//! folder still loads without them), so that lint's exit code is CI's verdict:
+//!
+//! | code | check |
+//! | --- | --- |
+//! | E019–E022 | references, examples and near-misses, placeholders and unguarded environment changes ([`super::lint_content`]) |
+//! | E023 | the file does not start with the `yaml-language-server` modeline |
+//! | E024, E005 | an example that does not behave as its list says, a regex near the size limit ([`super::lint_ci`]) |
 //!
 //! Warnings do not fail the lint (exit 0); errors do. The `COMMON_TOKENS` list is short
 //! and deliberate: words that appear on many lines of ordinary logs (levels, Python
@@ -272,9 +277,9 @@ fn advise(f: &LibraryFile, s: &SignatureFile) -> Vec<Diagnostic> {
     if f.text.lines().next().map(str::trim_end) != Some(MODELINE) {
         out.push(
             Diagnostic::new(
-                Code::W006,
+                Code::E023,
                 name,
-                format!("the file does not start with the modeline `{MODELINE}` (editors then neither complete nor validate it)"),
+                format!("the file does not start with the modeline `{MODELINE}` (editors then neither complete nor validate it): make it the first line"),
             )
             .at(&f.text, 1, 1),
         );
@@ -328,28 +333,6 @@ fn advise(f: &LibraryFile, s: &SignatureFile) -> Vec<Diagnostic> {
             ));
         }
     }
-    if s.references.is_empty() {
-        out.push(at(
-            Diagnostic::new(
-                Code::W003,
-                name,
-                "no `references:`: name where the message and the fix are confirmed (an upstream source file, an issue thread)",
-            ),
-            f,
-            &s.id,
-        ));
-    }
-    if s.examples.matches.is_empty() {
-        out.push(at(
-            Diagnostic::new(
-                Code::W004,
-                name,
-                "no positive example: add a real log excerpt under `examples: match:` (with its `source:`)",
-            ),
-            f,
-            &s.id,
-        ));
-    }
     out
 }
 
@@ -396,6 +379,7 @@ pub fn lint(files: &[LibraryFile], context: &[LibraryFile]) -> LintReport {
                     )
                 })
             })
+            .chain(super::lint_ci::check(&lib, files))
             .collect(),
         Err(e) => e.0.into_iter().filter(|d| ours(&d.file)).collect(),
     };

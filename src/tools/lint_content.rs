@@ -1,11 +1,14 @@
 //! Lint checks on what a signature says rather than how it matches (`crashdoc sig lint`
-//! warnings, listed with the others in CONTRIBUTING.md):
+//! errors, listed with the others in CONTRIBUTING.md). They are errors because CI
+//! enforces them on the library (`tests/integration/library.rs`): a file `sig lint`
+//! passes must pass CI, so lint's exit code is CI's verdict.
 //!
 //! | code | check |
 //! | --- | --- |
-//! | W007 | fewer than 2 positive examples, or no near-miss (`examples.no_match`) |
-//! | W008 | a `command:` holds an unfilled `<placeholder>`: it would be printed as runnable; put the guidance in `description:` or fill it from a capture (`{{name}}`) |
-//! | W009 | a `command:` that changes the environment (installs, removes or force-reinstalls a package, points pip at another index, changes owners, permissions, kernel modules, users, or reboots) with neither an `if:` fact condition nor a read-only check before it (an earlier step's command, or earlier in the same command: `pip show`, `nvidia-smi`, `lsmod \| grep … \|\| …`) |
+//! | E019 | no `references:` |
+//! | E020 | fewer than [`MIN_EXAMPLES`] positive examples (one with `rare: true`), or no near-miss (`examples.no_match`) |
+//! | E021 | a `command:` holds an unfilled `<placeholder>`: it would be printed as runnable; put the guidance in `description:` or fill it from a capture (`{{name}}`) |
+//! | E022 | a `command:` that changes the environment (installs, removes or force-reinstalls a package, points pip at another index, changes owners, permissions, kernel modules, users, or reboots) with neither an `if:` fact condition nor a read-only check before it (an earlier step's command, or earlier in the same command: `pip show`, `nvidia-smi`, `lsmod \| grep … \|\| …`) |
 
 use std::sync::LazyLock;
 
@@ -15,8 +18,18 @@ use crate::knowledge::signature::error::{Code, Diagnostic};
 use crate::knowledge::signature::load::LibraryFile;
 use crate::knowledge::signature::model::{SignatureFile, Step, Text};
 
-/// Positive examples a signature needs (W007).
+/// Positive examples a signature needs (E020).
 pub const MIN_EXAMPLES: usize = 2;
+
+/// Positive examples a signature needs: [`MIN_EXAMPLES`], or one for a `rare: true`
+/// signature (a rare failure may have a single public source).
+pub fn min_examples(rare: bool) -> usize {
+    if rare {
+        1
+    } else {
+        MIN_EXAMPLES
+    }
+}
 
 #[allow(clippy::expect_used)]
 static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| {
@@ -77,7 +90,7 @@ fn placeholders(f: &LibraryFile, s: &SignatureFile, out: &mut Vec<Diagnostic>) {
         if let Some(m) = PLACEHOLDER.find(&c.value) {
             out.push(located(
                 Diagnostic::new(
-                    Code::W008,
+                    Code::E021,
                     &f.name,
                     format!(
                         "command holds the unfilled placeholder `{}`: it would be printed as a runnable command; put the guidance in `description:` or fill the value from a capture (`{{{{name}}}}`)",
@@ -98,7 +111,7 @@ fn unguarded(f: &LibraryFile, steps: &[Step], out: &mut Vec<Diagnostic>) {
         if st.condition.is_none() && !checked && changes_env_unchecked(&c.value) {
             out.push(located(
                 Diagnostic::new(
-                    Code::W009,
+                    Code::E022,
                     &f.name,
                     "command changes the environment with neither an `if:` fact condition nor a read-only check before it: add the check that establishes it (`pip show …`, `nvidia-smi`, `python -c \"import torch; …\"`) as an earlier step, or an `if:`",
                 ),
@@ -110,16 +123,33 @@ fn unguarded(f: &LibraryFile, steps: &[Step], out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// The W007–W009 warnings of one signature.
+/// The E019–E022 errors of one signature.
 pub fn advise_content(f: &LibraryFile, s: &SignatureFile) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    if s.examples.matches.len() < MIN_EXAMPLES || s.examples.no_match.is_empty() {
+    if s.references.is_empty() {
         out.push(located(
             Diagnostic::new(
-                Code::W007,
+                Code::E019,
+                &f.name,
+                "no `references:`: name where the message and the fix are confirmed (an upstream source file, an issue thread)",
+            ),
+            f,
+            &s.id,
+        ));
+    }
+    let need = min_examples(s.rare);
+    if s.examples.matches.len() < need || s.examples.no_match.is_empty() {
+        let rare = if s.rare {
+            ""
+        } else {
+            "; a rare failure whose only public text is one report may say `rare: true` (one example, capped at `medium`)"
+        };
+        out.push(located(
+            Diagnostic::new(
+                Code::E020,
                 &f.name,
                 format!(
-                    "{} positive example(s) and {} near-miss(es): a signature needs at least {MIN_EXAMPLES} real examples (from threads other than any corpus incident) and a near-miss that must not match",
+                    "{} positive example(s) and {} near-miss(es): add real log excerpts under `examples: match:` (at least {need}, from threads other than any corpus incident) and a near-miss under `examples: no_match:` that must not match{rare}",
                     s.examples.matches.len(),
                     s.examples.no_match.len()
                 ),

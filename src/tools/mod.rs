@@ -9,5 +9,6 @@ pub mod draft;
 pub mod examples;
 pub mod explain;
 pub mod lint;
+pub mod lint_ci;
 pub mod lint_content;
 pub mod schema;

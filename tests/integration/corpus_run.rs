@@ -123,7 +123,7 @@ fn the_regression_gate_fails_and_names_the_incidents_a_broken_signature_breaks()
             },
         })
         .collect();
-    let broken = crashdoc::knowledge::frozen::with_model(
+    let broken = crashdoc::knowledge::signature::docs::with_model(
         signature::load::compile_files(&files).expect("compiles"),
     );
     let incidents = corpus::load_dir(&root().join("corpus")).expect("corpus");

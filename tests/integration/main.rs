@@ -10,6 +10,7 @@ mod util;
 
 mod cli_ux;
 mod contrib;
+mod contrib_path;
 mod corpus_cluster;
 mod corpus_run;
 mod diagnose;

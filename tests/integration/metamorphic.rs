@@ -20,28 +20,14 @@ use crashdoc::corpus::{self, render};
 use crate::util::root;
 
 /// Burying depth for the examples (the corpus run uses `metamorph::BURY_LINES`).
-const EXAMPLE_BURY_LINES: usize = 1_000;
+const EXAMPLE_BURY_LINES: usize = invariance::EXAMPLE_BURY_LINES;
 
 /// The default test's share of the pairs: one in `ROTATION`.
 const ROTATION: usize = 3;
 
 /// Every positive example of the embedded library, as a metamorphic subject.
 fn example_subjects() -> Vec<Subject> {
-    crate::util::library()
-        .signatures
-        .iter()
-        .flat_map(|s| {
-            s.examples
-                .matches
-                .iter()
-                .enumerate()
-                .map(move |(i, e)| Subject {
-                    name: format!("{}#{i}", s.id),
-                    text: e.log.clone(),
-                    key_line: None,
-                })
-        })
-        .collect()
+    invariance::example_subjects(crate::util::library())
 }
 
 /// Runs the examples under the transformations (all pairs with `rotation` 1, one in

@@ -370,6 +370,7 @@ fn help_ends_with_examples_and_man_has_examples_and_environment() {
         &["diagnose"],
         &["sig", "new"],
         &["corpus", "add"],
+        &["corpus", "bless"],
     ] {
         let o = crate::util::crashdoc()
             .args(path)

@@ -33,7 +33,19 @@ fn classes() {
     );
     assert_eq!(
         classify("src/a.c:3:5: error: expected ';'", None),
+        Some(Class::Stated)
+    );
+    assert_eq!(
+        classify("FAILED: [code=1] obj/a.o", None),
         Some(Class::Specific)
+    );
+    assert_eq!(
+        classify("!!!!!!!!!! KeyboardInterrupt !!!!!!!!!!", None),
+        Some(Class::Specific)
+    );
+    assert_eq!(
+        classify("The operation was canceled.", Some(Level::Error)),
+        Some(Class::Stating)
     );
     assert_eq!(classify("rake aborted!", None), Some(Class::Header));
     // zero counts, passing tests and informational lines are no failures
@@ -48,6 +60,22 @@ fn classes() {
         "ValueError: You can't pass `load_in_4bit` as a kwarg"
     ));
     assert!(benign("test_parse ... PASS"));
+    // zero counts however they are aligned, file names and quiet-build progress lines
+    assert_eq!(classify("# FAIL:  0", None), None);
+    assert_eq!(
+        classify("    GEN perl/build/lib/Git/LoadCPAN/Error.pm", None),
+        None
+    );
+    assert_eq!(classify("see build/errors.txt for details", None), None);
+    // PHPUnit's failure section, an indented compiler error
+    assert_eq!(
+        classify("There were 2 failures:", None),
+        Some(Class::Header)
+    );
+    assert_eq!(
+        classify("  test/a.coffee:8:25: error: unexpected identifier", None),
+        Some(Class::Stated)
+    );
     // a line with none of the literals is never classified (the fast path skips it)
     assert_eq!(classify("all good here", None), None);
 }
@@ -96,9 +124,39 @@ The command \"git fetch\" exited with 128.
 }
 
 #[test]
-fn without_an_error_line_the_terminal_line_is_the_block() {
+fn without_an_error_line_the_paragraph_above_the_terminal_line_is_the_block() {
     let log = "$ ./run.sh\nrunning\nThe command \"./run.sh\" exited with 1.\n";
-    assert_eq!(block(log), Some((3, 3)));
+    assert_eq!(block(log), Some((2, 3)));
+    let log = "$ ./check.sh\nsetup done\n\nYour change is 3174 lines, over the limit\nof 2000.\n\nThe command \"./check.sh\" exited with 1.\n";
+    assert_eq!(block(log), Some((4, 7)));
+}
+
+#[test]
+fn a_generic_summary_reads_from_the_paragraph_above_it() {
+    // yarn prints only that the script failed; the script said why just above
+    let log = "$ yarn test\n  Package size limit has exceeded by 934 B\n  Size limit:   103 KB\n\nerror Command failed with exit code 3.\ninfo Visit https://yarnpkg.com/en/docs/cli/run for documentation about this command.\nThe command \"yarn test\" exited with 1.\n";
+    assert_eq!(block(log), Some((2, 6)));
+}
+
+#[test]
+fn travis_status_of_a_command_with_a_newline_inside_its_quotes() {
+    assert_eq!(classify("\" exited with 1.", None), Some(Class::Terminal));
+    assert_eq!(
+        classify("Done. Your build exited with 1.", None),
+        Some(Class::Terminal)
+    );
+    // npm-run-all's status of one script is no step's end
+    assert_ne!(
+        classify("ERROR: \"lint\" exited with 1.", None),
+        Some(Class::Terminal)
+    );
+}
+
+#[test]
+fn a_test_runner_section_of_failures_outranks_an_earlier_stray_error() {
+    // mocha's epilogue: the count of failures, then each failure numbered
+    let log = "$ npm test\nTypeError: x is not a function (a warning of a plugin)\nstill running\n\n  119 passing (8s)\n  1 failing\n\n  1) Window opens:\n     Error: timeout of 2000ms exceeded.\n\nThe command \"npm test\" exited with 1.\n";
+    assert_eq!(block(log), Some((8, 9)));
 }
 
 #[test]
@@ -107,4 +165,40 @@ fn shapes_read_past_escapes_and_carriage_returns() {
     assert!(LineShape::of(b"\x1b[0m  at foo (a.js:1:2)").indented);
     assert!(LineShape::of(b"  at foo (a.js:1:2)").continuation);
     assert!(!LineShape::of(b"travis_time:start:1\r$ make").blank);
+}
+
+#[test]
+fn a_runners_timestamp_keeps_a_blank_or_indented_line_s_shape() {
+    let blank = LineShape::of(b"2026-07-28T23:19:32.5998236Z ");
+    assert!(blank.blank);
+    let indented = LineShape::of(b"2026-07-28T23:19:32.5998236Z   File \"x.py\", line 3");
+    assert!(indented.indented && !indented.blank);
+    let plain = LineShape::of(b"2026-07-28T23:19:32Z text");
+    assert!(!plain.indented && !plain.blank);
+    // not a timestamp: the line as it is
+    assert!(!LineShape::of(b"2026-07-28 text").indented);
+}
+
+#[test]
+fn a_compiler_s_error_outranks_the_build_tool_s_line_for_its_target() {
+    let log = "[12/40] Building CXX object a.o\nFAILED: [code=1] a.o\n/usr/bin/c++ -c a.cc\na.cc: In function 'f':\na.cc:3:5: error: expected ';'\n    3 | int x\n";
+    assert_eq!(block(log).map(|(start, _)| start), Some(5));
+}
+
+#[test]
+fn ninja_names_the_failed_target_before_the_command_s_output() {
+    let log = "[12/40] Building CXX object a.o\nFAILED: a.o\n/usr/bin/c++ -c a.cc\n/bin/sh: 1: c++: not found\n[13/40] Building CXX object b.o\n\nninja: build stopped: subcommand failed.\n\nERROR Backend subprocess exited when trying to invoke build_wheel\n";
+    // the summaries after it are in reach of the cluster: the block starts at the target
+    assert_eq!(block(log).map(|(start, _)| start), Some(2));
+}
+
+#[test]
+fn a_runner_that_says_why_the_job_ended_is_the_block() {
+    // a job cancelled after a line with error words (the runner's `##[error]` prefix is
+    // peeled by the pipeline before the tracker sees the message)
+    let log = "##[group]Run tests\nsome output\nretrying: connection refused\nmore output\nThe operation was canceled.\n";
+    assert_eq!(block(log), Some((5, 5)));
+    // a failure stated in a tool's shape still comes first
+    let log = "##[group]Run tests\nerror: linking failed\nThe operation was canceled.\n";
+    assert_eq!(block(log), Some((2, 2)));
 }

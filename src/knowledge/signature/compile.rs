@@ -19,8 +19,9 @@ use super::template::Template;
 use crate::knowledge::cond::Tree;
 use crate::knowledge::failure_kind::FailureKind;
 
-/// Compiled size limit of one regex (bytes of the regex engine's program).
-pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+/// Compiled size limit of one regex (defined with the lazy regex, which imports nothing
+/// of this module).
+pub use super::lazy::REGEX_SIZE_LIMIT;
 /// Values the engine knows from the log besides captures.
 /// (`env.*` values of the environment are accepted too: see [`crate::knowledge::vars`].)
 pub const CONTEXT_VARIABLES: &[&str] = &["unit"];
@@ -96,6 +97,9 @@ pub struct Signature {
     pub explains: Vec<String>,
     /// A benign marker of a finished run: the failures before it were survived.
     pub completes: bool,
+    /// A rare failure with one public source (`rare: true`): one example suffices, the
+    /// confidence is capped at `medium`, its corpus incidents count as seen.
+    pub rare: bool,
 }
 
 impl Signature {
@@ -584,7 +588,10 @@ pub fn compile(
         let cap = Some(model::ConfidenceCap::Low);
         (super::table::Layer::Fallback, cap)
     } else {
-        (super::table::Layer::Signature, f.max_confidence)
+        (
+            super::table::Layer::Signature,
+            rare_cap(f.rare, f.max_confidence),
+        )
     };
     match (cond, atoms) {
         (Some(cond), Some(atoms)) if cx.errors.is_empty() => Ok(Signature {
@@ -612,8 +619,20 @@ pub fn compile(
             wraps: f.wraps.as_ref().map(|w| w.value.clone()),
             explains: f.explains.iter().map(|t| t.value.clone()).collect(),
             completes: f.completes,
+            rare: f.rare,
         }),
         _ => Err(cx.errors),
+    }
+}
+
+/// A rare signature (one public source) is never more than `medium`: the lower of its
+/// own cap and `medium`.
+fn rare_cap(rare: bool, cap: Option<model::ConfidenceCap>) -> Option<model::ConfidenceCap> {
+    let medium = model::ConfidenceCap::Medium;
+    match (rare, cap) {
+        (false, c) => c,
+        (true, Some(c)) => Some(c.min(medium)),
+        (true, None) => Some(medium),
     }
 }
 

@@ -23,8 +23,10 @@ use regex::{Regex, RegexBuilder};
 use regex_syntax::hir::{Class, Hir, HirKind};
 
 use super::atoms::AtomSet;
-use super::compile::REGEX_SIZE_LIMIT;
 use super::model::Examples;
+
+/// Compiled size limit of one regex (bytes of the regex engine's program).
+pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
 /// A regex with its pattern, built on first use. Dereferences to [`Regex`].
 #[derive(Clone)]
@@ -263,7 +265,7 @@ mod tests {
 
     #[test]
     fn small_patterns_are_deferred_and_big_ones_are_not() {
-        let limit = crate::knowledge::signature::compile::REGEX_SIZE_LIMIT;
+        let limit = REGEX_SIZE_LIMIT;
         assert!(!could_be_big(
             &hir(
                 r"^(?P<ty>\w+Error): CUDA out of memory\. Tried to allocate (?P<n>[0-9.]+) (?P<u>[GM]iB)"

@@ -30,7 +30,7 @@ pub struct Library {
     pub guides: Vec<super::guide::Guide>,
     /// The category model ([`crate::knowledge::model`]): trained at build time on the
     /// embedded library and the corpus, attached to every loaded library
-    /// ([`crate::knowledge::frozen::with_model`]; its nearest signatures name only the
+    /// ([`with_model`]; its nearest signatures name only the
     /// loaded library's); `None` in a library built otherwise (a knock-out fold before
     /// it retrains one).
     #[serde(skip)]
@@ -68,7 +68,7 @@ impl Library {
 
 /// The embedded library's files: (path relative to `signatures/`, text).
 pub fn builtin_files() -> &'static [(&'static str, &'static str)] {
-    crate::knowledge::embedded::SIGNATURE_FILES
+    crate::knowledge::embedded::signature_files()
 }
 
 /// Parses one signature file.
@@ -310,11 +310,24 @@ pub fn compile_files(files: &[LibraryFile]) -> Result<Library, LoadErrors> {
 /// ([`crate::knowledge::frozen`]); anything else is parsed and compiled ([`load_yaml`]).
 pub fn load(sources: &[LibrarySource]) -> Result<Library, LoadErrors> {
     if let [LibrarySource::Builtin] = sources {
-        if let Some(lib) = crate::knowledge::frozen::signatures() {
-            return Ok(crate::knowledge::frozen::with_model(lib));
+        if let Some(lib) = frozen_builtin() {
+            return Ok(with_model(lib));
         }
     }
     load_yaml(sources)
+}
+
+/// `lib` with the embedded category model attached (a library that includes the
+/// embedded one).
+pub fn with_model(mut lib: Library) -> Library {
+    lib.model = crate::knowledge::model::embedded();
+    lib
+}
+
+/// The embedded signature library, as compiled at build time
+/// ([`crate::knowledge::frozen`]); `None` when it did not compile then.
+pub fn frozen_builtin() -> Option<Library> {
+    crate::knowledge::frozen::thaw(crate::knowledge::embedded::FROZEN_SIGNATURES)
 }
 
 /// Parses and compiles the given sources' files, in order, as one library (every error
@@ -324,7 +337,7 @@ pub fn load_yaml(sources: &[LibrarySource]) -> Result<Library, LoadErrors> {
     // files that could be read are compiled even when others could not, so that every
     // error of every file is reported at once
     match compile_files(&files) {
-        Ok(lib) if errors.is_empty() => Ok(crate::knowledge::frozen::with_model(lib)),
+        Ok(lib) if errors.is_empty() => Ok(with_model(lib)),
         Ok(_) => Err(LoadErrors(errors)),
         Err(LoadErrors(mut more)) => {
             errors.append(&mut more);

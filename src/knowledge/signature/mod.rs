@@ -7,13 +7,15 @@
 //! - [`table`]: code tables (one entry per error code, every rendering);
 //! - [`load`]: the embedded library and library folders;
 //! - `error`: located, coded diagnostics (re-exported from [`crate::knowledge::diagnostic`]);
+//! - [`docs`]: the category model's training documents, the embedded model attached;
 //! - [`guide`]: category guides (`categories/<category>.yaml`) for inferred causes;
 //!
 //! The contributor's tools (lint, `sig new`, JSON Schema) are in [`crate::tools`].
 
 pub mod atoms;
 pub mod compile;
-/// Located diagnostics ([`crate::knowledge::diagnostic`], shared with the rules).
+pub mod docs;
+/// Located, coded diagnostics ([`crate::knowledge::diagnostic`], shared with rules).
 pub use crate::knowledge::diagnostic as error;
 pub mod guide;
 pub mod ids;

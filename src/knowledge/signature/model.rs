@@ -2,16 +2,15 @@
 //!
 //! These types mirror the YAML exactly (unknown fields are rejected) and are compiled
 //! into the runtime types of [`compile`](super::compile). Values that later checks must
-//! locate (ids, regexes, templates, links) are [`Spanned`] so that an error names the
+//! locate (ids, regexes, templates, links) are [`Spanned`](serde_saphyr::Spanned) so that an error names the
 //! file, line and column of the offending text. The JSON Schema of the format
 //! (`signatures/schema.json`) is generated from these types.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_saphyr::Spanned;
 
-/// A located string.
-pub type Text = Spanned<String>;
+/// A located string ([`crate::knowledge::diagnostic::Text`]).
+pub use crate::knowledge::diagnostic::Text;
 
 /// The failure classes of the taxonomy (docs/signature-format.md, Categories).
 #[derive(
@@ -191,6 +190,14 @@ pub struct SignatureFile {
     /// other signature explains the failure, at `low` confidence.
     #[serde(default)]
     pub fallback: bool,
+    /// A rare failure with a single public source (often the corpus incident it was
+    /// filed from): one positive example is enough instead of two, its confidence is
+    /// capped at `medium` (one report does not establish that the message always means
+    /// this cause), and a corpus incident it is expected to explain counts as *seen*
+    /// (the library learned it from that incident, so it does not measure recall on
+    /// unseen logs).
+    #[serde(default)]
+    pub rare: bool,
 }
 
 /// A condition: exactly one key.

@@ -219,6 +219,7 @@ fn entry_file(t: &TableFile, e: &Entry, alts: Vec<Condition>) -> SignatureFile {
         wraps: None,
         explains: Vec::new(),
         completes: false,
+        rare: false,
         fallback: false,
     }
 }

@@ -1,0 +1,51 @@
+//! What the category model ([`crate::knowledge::model`]) learns from a signature
+//! library, and the embedded model attached to a library. The model itself knows only
+//! documents (a class and a text): the signature types stay on this side, so that the
+//! library, which carries a model, and the model do not import each other.
+
+use super::compile::Signature;
+use super::load::Library;
+use super::model::Severity;
+use super::table::Layer;
+use crate::knowledge::model::{Doc, BENIGN};
+
+/// Attaching the embedded model is the loader's ([`super::load`] imports nothing of
+/// this module: the two would import each other).
+pub use super::load::with_model;
+
+/// The class a signature's documents train: its category, or [`BENIGN`](crate::knowledge::model::BENIGN).
+fn class_of(s: &Signature) -> String {
+    if s.severity == Severity::Benign {
+        BENIGN.to_string()
+    } else {
+        s.category.as_str().to_string()
+    }
+}
+
+/// A library's documents: each positive example of each signature, and its necessary
+/// literals (a code table's entry has its renderings' texts there) as one more.
+pub fn library_docs(lib: &Library) -> Vec<Doc> {
+    let mut out = Vec::new();
+    for s in &lib.signatures {
+        let class = class_of(s);
+        let doc = |text: String| Doc {
+            class: class.clone(),
+            text,
+            signature: Some(s.id.clone()),
+            incident: None,
+            source: None,
+        };
+        for e in &s.examples.matches {
+            out.push(doc(e.log.clone()));
+        }
+        let mut literals = s.atoms.join(" ");
+        if !s.title.is_empty() && s.layer != Layer::Signature {
+            literals.push('\n');
+            literals.push_str(&s.title);
+        }
+        if !literals.trim().is_empty() {
+            out.push(doc(literals));
+        }
+    }
+    out
+}
