@@ -18,6 +18,7 @@ mod knowledge {
     pub mod frozen;
     pub mod links;
     pub mod model;
+    pub mod reading;
     pub mod rules;
     pub mod signature;
     pub mod sources;
@@ -38,7 +39,7 @@ mod knowledge {
     }
 }
 
-use knowledge::sources::{Kind, LibraryFile};
+use knowledge::reading::{Kind, LibraryFile};
 
 /// Every file under `dir`, sorted: the layer's own bounded walk; a folder it cannot read
 /// is named in a warning.

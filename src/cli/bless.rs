@@ -86,7 +86,7 @@ fn sample(root: &Path) -> anyhow::Result<String> {
 fn differs_from_build(dir: &Path) -> bool {
     let (files, _) = crate::knowledge::signature::load::read_dir_files(
         dir,
-        crate::knowledge::sources::Kind::Signatures,
+        crate::knowledge::reading::Kind::Signatures,
     );
     let stem = |n: &str| {
         let base = n.rsplit(['/', '\\']).next().unwrap_or(n);
@@ -111,7 +111,17 @@ fn derived(root: &Path) -> anyhow::Result<Vec<(&'static str, String)>> {
             sigs.display()
         );
     }
-    let (lib, _, _) = super::contrib::library_with_dirs(std::slice::from_ref(&sigs), None)?;
+    let spec = crate::knowledge::sources::Spec {
+        builtin: true,
+        dirs: vec![sigs.clone()],
+        ..Default::default()
+    };
+    let lib = crate::knowledge::sources::load(&spec)
+        .map_err(|errors| super::CliError::Broken {
+            what: "the signature library has",
+            errors,
+        })?
+        .library;
     let compiled = Compiled::new(&lib)?;
     let incidents = corpus::load_dir(&root.join("corpus"))?;
     let run = run_corpus(

@@ -100,47 +100,58 @@ impl Config {
                 e.utf8_error().valid_up_to()
             )
         })?;
-        let doc: toml_edit::DocumentMut = text.parse().map_err(|e| format!("{name}: {e}"))?;
         let base = path.parent().unwrap_or(Path::new("."));
-        let mut c = Config {
-            path: Some(path.to_path_buf()),
-            ..Config::default()
+        let at = |span: Option<std::ops::Range<usize>>| located(&name.to_string(), &text, span);
+        let file: File = toml::from_str(&text).map_err(|e| at(e.span()) + e.message())?;
+        let format =
+            match file.format {
+                None => None,
+                Some(f) => Some(FORMATS.into_iter().find(|x| *x == f.get_ref()).ok_or_else(
+                    || {
+                        at(Some(f.span()))
+                            + &format!("format = {:?}: one of {}", f.get_ref(), FORMATS.join(", "))
+                    },
+                )?),
+            };
+        let top = match file.top {
+            None => None,
+            Some(t) => Some(
+                usize::try_from(*t.get_ref())
+                    .ok()
+                    .filter(|n| *n >= 1)
+                    .ok_or_else(|| at(Some(t.span())) + "top must be a whole number, at least 1")?,
+            ),
         };
-        for (key, item) in doc.iter() {
-            match key {
-                "signatures" => c.signatures = folders(item, base, &name.to_string())?,
-                "format" => {
-                    let f = item.as_str().unwrap_or_default();
-                    c.format = Some(FORMATS.into_iter().find(|x| *x == f).ok_or_else(|| {
-                        format!("{name}: format = {f:?}: one of {}", FORMATS.join(", "))
-                    })?);
-                }
-                "top" => match item.as_integer() {
-                    Some(n) if n >= 1 => c.top = usize::try_from(n).ok(),
-                    _ => return Err(format!("{name}: top must be a whole number, at least 1")),
-                },
-                other => {
-                    return Err(format!(
-                        "{name}: unknown key {other:?} (known: signatures, format, top)"
-                    ))
-                }
-            }
-        }
-        Ok(c)
+        Ok(Config {
+            path: Some(path.to_path_buf()),
+            ignored: None,
+            signatures: file.signatures.iter().map(|s| base.join(s)).collect(),
+            format,
+            top,
+        })
     }
 }
 
-fn folders(item: &toml_edit::Item, base: &Path, name: &str) -> Result<Vec<PathBuf>, String> {
-    let arr = item
-        .as_array()
-        .ok_or_else(|| format!("{name}: signatures must be a list of folders"))?;
-    arr.iter()
-        .map(|v| {
-            v.as_str()
-                .map(|s| base.join(s))
-                .ok_or_else(|| format!("{name}: signatures must be a list of folders"))
-        })
-        .collect()
+/// What `crashdoc.toml` may hold: an unknown key is an error naming it, located.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    /// Folders, relative to the file.
+    #[serde(default)]
+    signatures: Vec<String>,
+    format: Option<toml::Spanned<String>>,
+    top: Option<toml::Spanned<i64>>,
+}
+
+/// `FILE:LINE:COLUMN: ` of a byte span of `text` (`FILE: ` when there is none).
+fn located(name: &str, text: &str, span: Option<std::ops::Range<usize>>) -> String {
+    let Some(at) = span.map(|s| s.start.min(text.len())) else {
+        return format!("{name}: ");
+    };
+    let before = text.get(..at).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    format!("{name}:{line}:{column}: ")
 }
 
 /// The environment variable that turns config discovery off (any non-empty value).
@@ -164,6 +175,30 @@ pub fn find_upward(dir: &Path, home: Option<&Path>) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errors_name_the_file_line_and_column() {
+        let t = tempfile::tempdir().expect("tmp");
+        let p = t.path().join(FILE_NAME);
+        let cases = [
+            (
+                "top = 3\nformat = \"yaml\"\n",
+                ":2:10: format = \"yaml\": one of text",
+            ),
+            ("top = 0\n", ":1:7: top must be a whole number, at least 1"),
+            ("\nsignature = [\"x\"]\n", ":2:1: unknown field `signature`"),
+            ("signatures = [\n", ":1:"),
+        ];
+        for (text, want) in cases {
+            std::fs::write(&p, text).expect("write");
+            let e = Config::read(&p).expect_err(text);
+            assert!(e.contains(want), "{text:?}: {e}");
+        }
+        std::fs::write(&p, "signatures = [\"a\"]\nformat = \"json\"\ntop = 5\n").expect("write");
+        let c = Config::read(&p).expect("valid");
+        assert_eq!((c.format, c.top), (Some("json"), Some(5)));
+        assert_eq!(c.signatures, [t.path().join("a")]);
+    }
 
     #[test]
     fn discovery_stops_at_the_repository_root_and_at_home() {

@@ -10,9 +10,9 @@ use clap::{Args, ValueEnum};
 
 use super::{CliError, LibraryArgs, EXIT_FOUND, EXIT_NONE};
 use crate::engine::ingest::{LineReader, Source};
-use crate::knowledge::signature::load::{builtin_files, read_dir_files, LibraryFile};
-use crate::knowledge::signature::{Library, LoadErrors};
-use crate::knowledge::sources::{read_library_file, Kind};
+use crate::knowledge::reading::{read_paths, Kind};
+use crate::knowledge::signature::load::{builtin_files, LibraryFile};
+use crate::knowledge::signature::LoadErrors;
 use crate::tools::draft::{self, DraftOptions};
 use crate::tools::lint;
 
@@ -97,54 +97,10 @@ pub fn read_log(arg: &str) -> anyhow::Result<(String, String)> {
     Ok((src.name(), text))
 }
 
-fn stem(name: &str) -> &str {
-    let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
-    base.strip_suffix(".yaml")
-        .or_else(|| base.strip_suffix(".yml"))
-        .unwrap_or(base)
-}
-
-/// The folders' files by stem: their texts (a stem may come twice: that is E004 later).
-/// A map, not a scan per embedded file: with 10,000 files that scan was most of a run.
-fn stems(ours: &[LibraryFile]) -> std::collections::HashMap<&str, Vec<&str>> {
-    let mut m: std::collections::HashMap<&str, Vec<&str>> = std::collections::HashMap::new();
-    for f in ours {
-        m.entry(stem(&f.name)).or_default().push(f.text.as_str());
-    }
-    m
-}
-
-/// The embedded library's files, minus those a folder file overrides (same file stem):
-/// testing or linting a working copy of `signatures/` sees the edited version.
-pub fn builtin_context(ours: &[LibraryFile]) -> Vec<LibraryFile> {
-    builtin_minus(&stems(ours))
-}
-
-/// The embedded library's files whose stem is not in `stems`, named as every embedded
-/// file is ([`Kind::builtin_file`]).
-fn builtin_minus(stems: &std::collections::HashMap<&str, Vec<&str>>) -> Vec<LibraryFile> {
-    builtin_files()
-        .iter()
-        .filter(|(n, _)| !stems.contains_key(stem(n)))
-        .map(|(n, t)| Kind::Signatures.builtin_file(n, t))
-        .collect()
-}
-
+/// The files of `dirs` (folders or single files); a path that cannot be read is
+/// [`CliError::Unreadable`] (exit 2).
 fn read_dirs(dirs: &[PathBuf]) -> anyhow::Result<Vec<LibraryFile>> {
-    let mut files = Vec::new();
-    let mut errors = Vec::new();
-    for d in dirs {
-        if !d.is_dir() && d.exists() {
-            match read_library_file(d, Kind::Signatures) {
-                Ok(f) => files.push(f),
-                Err(e) => errors.push(e),
-            }
-            continue;
-        }
-        let (mut f, mut e) = read_dir_files(d, Kind::Signatures);
-        files.append(&mut f);
-        errors.append(&mut e);
-    }
+    let (files, errors) = read_paths(dirs, Kind::Signatures);
     if errors.is_empty() {
         Ok(files)
     } else {
@@ -152,53 +108,9 @@ fn read_dirs(dirs: &[PathBuf]) -> anyhow::Result<Vec<LibraryFile>> {
     }
 }
 
-/// The embedded library (minus overridden files) with the folders' files, compiled
-/// (through the cache of compiled libraries in `cache`, see
-/// [`crate::knowledge::cache::compile_cached`]); also the folders' file names and the ids
-/// of the built-in signatures they replace.
-pub fn library_with_dirs(
-    dirs: &[PathBuf],
-    cache: Option<&Path>,
-) -> anyhow::Result<(Library, Vec<String>, Vec<String>)> {
-    let ours = read_dirs(dirs)?;
-    let stems = stems(&ours);
-    let mut all = builtin_minus(&stems);
-    // an identical copy (a checkout's `signatures/`) replaces nothing worth a note
-    let replaced: Vec<String> = builtin_files()
-        .iter()
-        .filter(|(n, t)| {
-            stems
-                .get(stem(n))
-                .is_some_and(|texts| texts.iter().any(|text| text != t))
-        })
-        .map(|(n, _)| stem(n).to_string())
-        .collect();
-    let names: Vec<String> = ours.iter().map(|f| f.name.clone()).collect();
-    all.extend(ours);
-    let mut note = |n: String| {
-        eprintln!(
-            "crashdoc: note: {}",
-            crate::knowledge::text::escape_control(&n)
-        )
-    };
-    let lib =
-        crate::knowledge::cache::compile_cached(&all, cache, &mut note).map_err(|errors| {
-            CliError::Broken {
-                what: "the signature library has",
-                errors,
-            }
-        })?;
-    Ok((
-        crate::knowledge::signature::docs::with_model(lib),
-        names,
-        replaced,
-    ))
-}
-
 pub fn run_new(a: &NewArgs) -> anyhow::Result<ExitCode> {
-    // inside a library, its folder too: a failure a signature drafted there explains is
-    // never drafted twice
-    let lib = a.library.in_checkout().load()?;
+    // the library being edited: a second `sig new` on the same log sees the first draft
+    let lib = a.library.load_here()?;
     let (name, text) = read_log(&a.from)?;
     let opts = DraftOptions {
         id: a.id.clone(),
@@ -216,7 +128,7 @@ pub fn run_new(a: &NewArgs) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&dir)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
     // the id names the file: kebab-case only, so it can never leave `dir`
-    if !crate::knowledge::sources::valid_id(&d.id) {
+    if !crate::knowledge::reading::valid_id(&d.id) {
         anyhow::bail!(
             "internal: the drafted id `{}` is not kebab-case",
             crate::knowledge::text::escape_control(&d.id)
@@ -272,7 +184,7 @@ pub fn run_lint(a: &LintArgs) -> anyhow::Result<ExitCode> {
         let context = if a.no_builtin {
             Vec::new()
         } else {
-            builtin_context(&files)
+            crate::knowledge::sources::builtin_context(Kind::Signatures, &files).files
         };
         (files, context)
     };
@@ -281,10 +193,7 @@ pub fn run_lint(a: &LintArgs) -> anyhow::Result<ExitCode> {
         LintFormat::Json => {
             super::print(&format!("{}\n", serde_json::to_string_pretty(&rep)?))?;
         }
-        LintFormat::Sarif => {
-            let v = lint_sarif(&rep);
-            super::print(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
-        }
+        LintFormat::Sarif => super::print(&lint_sarif(&rep)?)?,
         LintFormat::Text => {
             let mut out = String::new();
             for d in &rep.diagnostics {
@@ -304,46 +213,32 @@ pub fn run_lint(a: &LintArgs) -> anyhow::Result<ExitCode> {
     }))
 }
 
-/// `sig lint --format sarif`: SARIF 2.1.0, one rule per code, one result per diagnostic.
-fn lint_sarif(rep: &lint::LintReport) -> serde_json::Value {
+/// `sig lint --format sarif`: SARIF 2.1.0 in the diagnosis's model
+/// ([`crate::report::sarif::file_problems`]), one rule per code, one result per
+/// diagnostic.
+fn lint_sarif(rep: &lint::LintReport) -> anyhow::Result<String> {
     use crate::knowledge::signature::error::Level;
-    let mut codes: Vec<&str> = rep.diagnostics.iter().map(|d| d.code.as_str()).collect();
-    codes.sort_unstable();
-    codes.dedup();
-    let rules: Vec<serde_json::Value> = codes
-        .iter()
-        .map(|c| serde_json::json!({ "id": c, "helpUri": "CONTRIBUTING.md" }))
-        .collect();
-    let results: Vec<serde_json::Value> = rep
+    use crate::report::sarif::{file_problems, FileProblem};
+    let problems: Vec<FileProblem<'_>> = rep
         .diagnostics
         .iter()
-        .map(|d| {
-            let level = match d.level {
+        .map(|d| FileProblem {
+            rule: d.code.as_str(),
+            level: match d.level {
                 Level::Error => "error",
                 Level::Warning => "warning",
-            };
-            serde_json::json!({
-                "ruleId": d.code.as_str(),
-                "level": level,
-                "message": { "text": d.message },
-                "locations": [{ "physicalLocation": {
-                    "artifactLocation": { "uri": d.file },
-                    "region": { "startLine": d.line.max(1), "startColumn": d.column.max(1) },
-                }}],
-            })
+            },
+            message: &d.message,
+            file: &d.file,
+            line: d.line,
+            column: d.column,
         })
         .collect();
-    serde_json::json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": { "driver": {
-                "name": "crashdoc sig lint",
-                "rules": rules,
-            }},
-            "results": results,
-        }],
-    })
+    Ok(file_problems(
+        "crashdoc sig lint",
+        "CONTRIBUTING.md",
+        &problems,
+    )?)
 }
 
 pub fn run_schema() -> anyhow::Result<ExitCode> {

@@ -161,7 +161,7 @@ fn run_run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let lib = a.library.load()?;
     let pb = progress(incidents.len());
     let compiled = Compiled::new(&lib)?;
-    let run = run_corpus(&compiled, a.engine.engine, &incidents, &pb);
+    let run = run_corpus(&compiled, a.engine.kind(), &incidents, &pb);
     let heading = format!(
         "crashdoc corpus run: {} incidents from {} in {:.2} s ({} threads)",
         incidents.len(),
@@ -214,7 +214,7 @@ fn run_knockout(a: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     let lib = a.library.load()?;
     let start = std::time::Instant::now();
-    let ks = crate::corpus::knockout::run(&lib, a.engine.engine, &incidents, &a.dir);
+    let ks = crate::corpus::knockout::run(&lib, a.engine.kind(), &incidents, &a.dir);
     eprintln!(
         "crashdoc corpus run --knockout: {} incidents from {} in {:.2} s",
         ks.len(),
@@ -308,9 +308,8 @@ fn run_add(a: &AddArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    // inside a library, its folder too: the incident's expected cause is the signature
-    // just added, without --signatures
-    let lib = a.library.in_checkout().load()?;
+    // the library being edited: a signature just drafted in `./signatures` counts
+    let lib = a.library.load_here()?;
     let compiled = Compiled::new(&lib)?;
     let mut engine = Engine::new(&compiled, crate::engine::matcher::EngineKind::Prefilter);
     let mut r = LineReader::open(&Source::Path(a.log.clone()))?;
@@ -322,7 +321,15 @@ fn run_add(a: &AddArgs) -> anyhow::Result<ExitCode> {
         category: a.category.as_deref(),
         name: a.name.as_deref(),
     };
-    let dir = add::add(&n, &d)?;
+    let dir = add::add(&n, &d).map_err(|e| match e {
+        add::AddError::NeedsCategory if super::local_signatures().is_none() => {
+            anyhow::anyhow!(
+                "{e}\n  (no ./signatures folder here: if a signature of yours explains this log, \
+                 run this in its repository or give --signatures DIR)"
+            )
+        }
+        e => e.into(),
+    })?;
     print(&format!(
         "filed {}: review {} against {} before committing\n",
         dir.display(),

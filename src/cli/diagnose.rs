@@ -1,32 +1,20 @@
-//! `crashdoc diagnose` and `crashdoc extract`.
+//! `crashdoc diagnose` and `crashdoc extract` (`diagnose --follow` is [`super::follow`],
+//! chosen by [`super::dispatch`]; both write through [`super::emit`]).
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
+use super::emit::{combined_exit, renderer, Emitter, Format};
 use super::inputs::Inputs;
 use super::output::{OutputArgs, WidthArgs};
-use super::{ColorChoice, EngineArgs, LibraryArgs, EXIT_FOUND, EXIT_INPUT, EXIT_NONE};
+use super::{ColorChoice, EngineArgs, LibraryArgs};
 use crate::engine::diagnosis::BuildOptions;
 use crate::engine::ingest::LineReader;
 use crate::engine::matcher::Compiled;
 use crate::engine::pipeline::Engine;
-use crate::report::{self, text::Style, Render};
-
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Format {
-    #[default]
-    Text,
-    Json,
-    Markdown,
-    /// SARIF 2.1.0: one result per cause, all inputs in one log.
-    Sarif,
-    /// GitHub Actions workflow commands (annotations; at most 10).
-    Github,
-    /// One compact JSON diagnosis per line, one line per input (batch work).
-    Jsonl,
-}
+use crate::report::{self, text::Style};
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct DiagnoseArgs {
@@ -56,7 +44,32 @@ pub struct DiagnoseArgs {
     #[command(flatten)]
     pub width: WidthArgs,
     #[command(flatten)]
-    pub follow: super::follow::FollowArgs,
+    pub follow: FollowArgs,
+}
+
+impl DiagnoseArgs {
+    /// Colour and width of the text report, for where it goes.
+    pub fn style(&self) -> Style {
+        let terminal = self.output.to_terminal();
+        Style {
+            color: self.color.enabled_for(terminal),
+            width: self.width.resolve(terminal),
+        }
+    }
+}
+
+/// `--follow` and what goes with it (the reading is [`super::follow`]).
+#[derive(Args, Debug, Clone, Default)]
+pub struct FollowArgs {
+    /// Read standard input as a live stream (`journalctl -fu UNIT | crashdoc --follow`):
+    /// a diagnosis each time a crash attempt ends (systemd's exit lines), for as long as
+    /// the stream runs.
+    #[arg(long)]
+    pub follow: bool,
+    /// With --follow: also end an attempt after SECS seconds without a new line (a
+    /// diagnosis is printed when it finds a cause).
+    #[arg(long, value_name = "SECS", requires = "follow", value_parser = clap::value_parser!(u64).range(1..))]
+    pub idle: Option<u64>,
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -90,18 +103,6 @@ pub fn parse_top(s: &str) -> Result<usize, String> {
     }
 }
 
-/// The combined exit code of several inputs: 2 when any could not be read (the others
-/// were still diagnosed), else 0 when any has a cause, else 1.
-pub fn combined_exit(input_errors: usize, any_found: bool) -> ExitCode {
-    ExitCode::from(if input_errors > 0 {
-        EXIT_INPUT
-    } else if any_found {
-        EXIT_FOUND
-    } else {
-        EXIT_NONE
-    })
-}
-
 /// Says each input that cannot be read; returns how many.
 fn report_input_errors(inputs: &Inputs) -> usize {
     for e in &inputs.errors {
@@ -110,45 +111,19 @@ fn report_input_errors(inputs: &Inputs) -> usize {
     inputs.errors.len()
 }
 
-/// The renderer of the chosen format.
-pub(super) fn renderer(format: Format, style: Style) -> Box<dyn Render> {
-    match format {
-        Format::Text => Box::new(report::text::Text { style }),
-        Format::Json => Box::new(report::Json),
-        Format::Markdown => Box::new(report::markdown::Markdown),
-        Format::Sarif => Box::new(report::sarif::Sarif),
-        Format::Github => Box::new(report::github::Github),
-        Format::Jsonl => Box::new(report::Jsonl),
-    }
-}
-
 pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
-    if a.follow.follow {
-        return super::follow::run(a);
-    }
     let inputs = Inputs::expand(&a.files);
     let lib = super::process_long(a.library.load()?);
     let facts = super::preflight::read_envs(&a.env)?;
     let rules = a.rules.load()?;
-    let mut out = a.output.open()?;
+    let out = a.output.open()?;
     let compiled = Compiled::new(&lib)?;
-    let mut engine = Engine::new(&compiled, a.engine.engine)
+    let mut engine = Engine::new(&compiled, a.engine.kind())
         .with_facts(facts)
         .with_rules(&rules);
-    let terminal = a.output.to_terminal();
-    let style = Style {
-        color: a.color.enabled_for(terminal),
-        width: a.width.resolve(terminal),
-    };
-    let render: Box<dyn Render> = if a.format == Format::Json && inputs.sources.len() > 1 {
-        Box::new(report::JsonArray)
-    } else {
-        renderer(a.format, style)
-    };
+    let render = renderer(a.format, a.style(), inputs.sources.len());
+    let mut emit = Emitter::begin(render, out, false)?;
     let mut errors = report_input_errors(&inputs);
-    let mut any_found = false;
-    let mut collected = Vec::new();
-    let mut printed = 0;
     for s in &inputs.sources {
         let d = super::progress::open(s).and_then(|(mut r, bar)| {
             let d = engine.diagnose(&mut r, BuildOptions { top: a.top });
@@ -157,30 +132,15 @@ pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
             }
             d
         });
-        let d = match d {
-            Ok(d) => d,
+        match d {
+            Ok(d) => emit.diagnosis(d)?,
             Err(e) => {
                 eprintln!("crashdoc: {e}");
                 errors += 1;
-                continue;
             }
-        };
-        any_found |= d.found();
-        if render.collects() {
-            collected.push(d);
-            continue;
         }
-        if printed > 0 {
-            out.write_all(render.separator().as_bytes())?;
-        }
-        printed += 1;
-        out.write_all(render.one(&d)?.as_bytes())?;
     }
-    if render.collects() {
-        out.write_all(render.all(&collected)?.as_bytes())?;
-    }
-    out.finish()
-        .map_err(|e| anyhow::anyhow!("cannot write the report: {e}"))?;
+    let any_found = emit.finish()?;
     Ok(combined_exit(errors, any_found))
 }
 

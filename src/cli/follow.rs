@@ -24,36 +24,22 @@
 //! already diagnosed and leaves no temporary file behind (there is none).
 
 use std::collections::VecDeque;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::bail;
-use clap::Args;
 
-use super::diagnose::{combined_exit, renderer, DiagnoseArgs};
+use super::diagnose::DiagnoseArgs;
+use super::emit::{combined_exit, renderer, Emitter};
 use crate::engine::diagnosis::{BuildOptions, Diagnosis};
 use crate::engine::extract::shapes;
 use crate::engine::ingest::{IngestError, Line, LineReader, Source};
 use crate::engine::matcher::Compiled;
 use crate::engine::normalize;
 use crate::engine::pipeline::Engine;
-use crate::report::{text::Style, Render};
-
-#[derive(Args, Debug, Clone, Default)]
-pub struct FollowArgs {
-    /// Read standard input as a live stream (`journalctl -fu UNIT | crashdoc --follow`):
-    /// a diagnosis each time a crash attempt ends (systemd's exit lines), for as long as
-    /// the stream runs.
-    #[arg(long)]
-    pub follow: bool,
-    /// With --follow: also end an attempt after SECS seconds without a new line (a
-    /// diagnosis is printed when it finds a cause).
-    #[arg(long, value_name = "SECS", requires = "follow", value_parser = clap::value_parser!(u64).range(1..))]
-    pub idle: Option<u64>,
-}
 
 /// Bytes of the attempt under way kept for its diagnosis (the oldest lines go first).
 pub const WINDOW_BYTES: usize = 4 << 20;
@@ -259,8 +245,7 @@ fn spawn_reader(budget: Arc<Budget>) -> Receiver<Msg> {
 /// The follower's state: the engine, where diagnoses go, the window.
 struct Follower<'c> {
     engine: Engine<'c>,
-    render: Box<dyn Render>,
-    out: super::output::Output,
+    emit: Emitter,
     top: usize,
     window: Window,
     /// Attempts diagnosed so far.
@@ -355,20 +340,11 @@ impl Follower<'_> {
         self.attempts += 1;
         renumber(&mut d, first, self.attempts);
         if print {
-            self.print(&d)?;
+            self.printed += 1;
+            self.emit.diagnosis(d)?;
         }
         self.any_found |= found;
         self.window = Window::default();
-        Ok(())
-    }
-
-    fn print(&mut self, d: &Diagnosis) -> anyhow::Result<()> {
-        if self.printed > 0 {
-            self.out.write_all(self.render.separator().as_bytes())?;
-        }
-        self.printed += 1;
-        self.out.write_all(self.render.one(d)?.as_bytes())?;
-        self.out.flush()?;
         Ok(())
     }
 }
@@ -396,26 +372,18 @@ pub fn run(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     let facts = super::preflight::read_envs(&a.env)?;
     let rules = a.rules.load()?;
     let compiled = Compiled::new(&lib)?;
-    let terminal = a.output.to_terminal();
-    let render = renderer(
-        a.format,
-        Style {
-            color: a.color.enabled_for(terminal),
-            width: a.width.resolve(terminal),
-        },
-    );
+    let render = renderer(a.format, a.style(), 1);
     if render.collects() {
         bail!("--follow prints one diagnosis per attempt: --format text, json, jsonl or markdown");
     }
     // one thread: a window is small, and a reading thread's batches would add to memory
-    let engine = Engine::new(&compiled, a.engine.engine)
+    let engine = Engine::new(&compiled, a.engine.kind())
         .with_parallel_after(usize::MAX)
         .with_facts(facts)
         .with_rules(&rules);
     let mut f = Follower {
         engine,
-        render,
-        out: a.output.open_streaming()?,
+        emit: Emitter::begin(render, a.output.open_streaming()?, true)?,
         top: a.top,
         window: Window::default(),
         attempts: 0,
@@ -452,7 +420,7 @@ pub fn run(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     }
     f.finish()?;
     let any_found = f.any_found;
-    f.out.finish()?;
+    f.emit.finish()?;
     Ok(combined_exit(errors, any_found))
 }
 

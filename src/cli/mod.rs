@@ -15,6 +15,7 @@ pub mod contrib;
 pub mod corpus;
 pub mod corpus_cluster;
 mod diagnose;
+pub mod emit;
 mod examples;
 mod follow;
 pub mod inputs;
@@ -29,13 +30,14 @@ mod sig_diff;
 mod suggest;
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::engine::matcher::EngineKind;
-use crate::knowledge::signature::{self, Library, LibrarySource, LoadErrors};
+use crate::knowledge::signature::{Library, LoadErrors};
+use crate::knowledge::sources::{self, Form, Loaded, Spec};
 
 pub const EXIT_FOUND: u8 = 0;
 pub const EXIT_NONE: u8 = 1;
@@ -125,7 +127,7 @@ pub struct LibraryArgs {
 }
 
 /// The folder a signature library keeps its signatures in, read by the contributor
-/// commands when they run inside one ([`LibraryArgs::in_checkout`]).
+/// commands when they run inside one ([`local_signatures`], [`LibraryArgs::load_here`]).
 pub const CHECKOUT_DIR: &str = "signatures";
 
 /// The environment variable naming a team's signature folders (a path list, as `PATH`).
@@ -164,7 +166,7 @@ impl LibraryArgs {
 
     /// Records the libraries a loaded library came from, for every report
     /// ([`crate::report::provenance`]).
-    fn record_provenance(&self, lib: &Library) {
+    fn record_provenance(&self, loaded: &Loaded, local: Option<&PathBuf>) {
         use crate::report::provenance::{Provenance, Source};
         let mut sources = Vec::new();
         if !self.no_builtin {
@@ -181,99 +183,119 @@ impl LibraryArgs {
                 via: None,
             });
         }
-        sources.extend(self.dirs_via().into_iter().map(|(d, via)| Source {
-            kind: "folder".into(),
-            path: Some(d.display().to_string()),
-            via: Some(via),
-        }));
-        let files = lib
-            .signatures
-            .iter()
-            .filter(|s| !s.file.starts_with("<builtin>/"))
-            .map(|s| (s.id.clone(), s.file.clone()))
-            .collect();
+        let local = local.map(|d| (d.clone(), "the current folder".to_string()));
+        sources.extend(
+            self.dirs_via()
+                .into_iter()
+                .chain(local)
+                .map(|(d, via)| Source {
+                    kind: "folder".into(),
+                    path: Some(d.display().to_string()),
+                    via: Some(via),
+                }),
+        );
+        let files = loaded.folder_signatures().into_iter().collect();
         crate::report::provenance::set(Provenance { sources, files });
     }
 
-    pub fn sources(&self) -> Vec<LibrarySource> {
-        let mut v = Vec::new();
-        if !self.no_builtin {
-            v.push(LibrarySource::Builtin);
+    /// What to load: the embedded library (unless `--no-builtin`), the folders
+    /// ([`LibraryArgs::dirs`]) over it, through the cache ([`cache_dir`]).
+    pub fn spec(&self) -> Spec {
+        Spec {
+            builtin: !self.no_builtin,
+            dirs: self.dirs(),
+            form: Form::Frozen,
+            cache: cache_dir(),
         }
-        v.extend(self.dirs().into_iter().map(LibrarySource::Dir));
-        v
     }
 
-    /// These arguments with `./signatures` added when the command runs inside a
-    /// signature library (a crashdoc checkout, a team's signature repository) and no
-    /// folder was named: the contributor commands (`sig new`, `sig test`, `corpus add`)
-    /// see the signature just drafted or edited without `--signatures` (issue 31,
-    /// shortfall 4). `--no-builtin`, `--signatures` or `CRASHDOC_SIGNATURES` keep the
-    /// arguments as given.
-    pub fn in_checkout(&self) -> LibraryArgs {
-        let here = Path::new(CHECKOUT_DIR);
-        if self.no_builtin || !self.dirs().is_empty() || !here.is_dir() {
-            return self.clone();
-        }
-        let mut a = self.clone();
-        a.signatures.push(here.to_path_buf());
-        a
-    }
-
-    /// Loads the library; a broken one is [`CliError::Broken`] (exit 3). With the
-    /// embedded library and folders, a folder's `<id>.yaml` replaces the built-in file
-    /// of that name (a note on stderr says which): an edited copy of a built-in
-    /// signature just works.
+    /// Loads the library ([`sources::load`]); a broken one is [`CliError::Broken`]
+    /// (exit 3). A folder's `<id>.yaml` replaces the built-in file of that name (a note
+    /// on stderr says which): an edited copy of a built-in signature just works.
     pub fn load(&self) -> anyhow::Result<Library> {
-        let lib = self.load_with(signature::load, cache_dir())?;
-        self.record_provenance(&lib);
-        Ok(lib)
+        Ok(self.load_spec(&self.spec(), None)?.library)
     }
 
-    /// [`LibraryArgs::load`], the embedded library parsed from its YAML rather than read
-    /// from its frozen form (`sig test` checks the files themselves).
-    pub fn load_yaml(&self) -> anyhow::Result<Library> {
-        self.load_with(signature::load::load_yaml, None)
+    /// [`LibraryArgs::load`] with the working folder's own `./signatures` too, when the
+    /// command runs in a signature repository ([`local_signatures`]): what `sig new`,
+    /// `sig test` and `corpus add` work on is the library being edited, without
+    /// `--signatures` (issue 31, shortfall 4). `--no-builtin`, `--signatures`,
+    /// `CRASHDOC_SIGNATURES` or `crashdoc.toml`'s folders keep the library as given.
+    pub fn load_here(&self) -> anyhow::Result<Library> {
+        Ok(self.load_spec_here(self.spec())?.library)
     }
 
-    fn load_with(
-        &self,
-        load: fn(&[LibrarySource]) -> Result<Library, signature::LoadErrors>,
-        cache: Option<PathBuf>,
-    ) -> anyhow::Result<Library> {
-        let dirs = self.dirs();
-        if self.no_builtin || dirs.is_empty() {
-            return load(&self.sources()).map_err(|errors| {
-                CliError::Broken {
-                    what: "the signature library has",
-                    errors,
-                }
-                .into()
-            });
-        }
-        // a folder that cannot be read makes the library broken here (exit 3), as
-        // signature::load says it
-        let (lib, _, replaced) =
-            contrib::library_with_dirs(&dirs, cache.as_deref()).map_err(|e| {
-                match e.downcast::<CliError>() {
-                    Ok(CliError::Unreadable(errors)) => CliError::Broken {
-                        what: "the signature library has",
-                        errors,
-                    }
-                    .into(),
-                    Ok(other) => other.into(),
-                    Err(e) => e,
-                }
-            })?;
-        if !replaced.is_empty() {
+    /// [`LibraryArgs::load_here`] of another spec (`sig test`: the YAML form).
+    pub fn load_spec_here(&self, mut spec: Spec) -> anyhow::Result<Loaded> {
+        let local = local_for(&spec);
+        spec.dirs.extend(local.clone());
+        self.load_spec(&spec, local.as_ref())
+    }
+
+    /// Loads `spec`, says its notes and what it replaced on stderr, and records its
+    /// provenance (`local`: the working folder's `./signatures`, when added).
+    pub fn load_spec(&self, spec: &Spec, local: Option<&PathBuf>) -> anyhow::Result<Loaded> {
+        let loaded = sources::load(spec).map_err(|errors| CliError::Broken {
+            what: "the signature library has",
+            errors,
+        })?;
+        for n in &loaded.notes {
             eprintln!(
-                "crashdoc: note: {} built-in signature(s) replaced by the folders' file of the same id: {}",
-                replaced.len(),
-                summary(&replaced, NOTE_IDS)
+                "crashdoc: note: {}",
+                crate::knowledge::text::escape_control(n)
             );
         }
-        Ok(lib)
+        if !loaded.replaced.is_empty() {
+            eprintln!(
+                "crashdoc: note: {} built-in signature(s) replaced by the folders' file of the same id: {}",
+                loaded.replaced.len(),
+                summary(&loaded.replaced, NOTE_IDS)
+            );
+        }
+        self.record_provenance(&loaded, local);
+        Ok(loaded)
     }
+}
+
+/// The folder `sig new`, `sig test` and `corpus add` read besides the others:
+/// `./signatures`, when the command runs in a signature repository (a crashdoc checkout,
+/// a team's library). It is trusted as `crashdoc.toml` is
+/// ([`crate::knowledge::files::check_trusted`]: owned by you or root, writable by nobody
+/// else; a symlink's own owner too); one that is not is not read, and a warning says
+/// why.
+pub fn local_signatures() -> Option<PathBuf> {
+    use crate::knowledge::files::{check_owner, check_trusted};
+    let dir = PathBuf::from(CHECKOUT_DIR);
+    let link = std::fs::symlink_metadata(&dir).ok()?;
+    let meta = std::fs::metadata(&dir).ok().filter(|m| m.is_dir())?;
+    match check_owner(&link).and_then(|()| check_trusted(&meta)) {
+        Ok(()) => Some(dir),
+        Err(why) => {
+            eprintln!(
+                "crashdoc: warning: ./signatures is not read: {}",
+                crate::knowledge::text::escape_control(&why)
+            );
+            None
+        }
+    }
+}
+
+/// The working folder's `./signatures` ([`local_signatures`]) a load of `spec` adds:
+/// none when the library is given otherwise (`--no-builtin`, or any folder named by
+/// `--signatures`, `CRASHDOC_SIGNATURES` or `crashdoc.toml`), or names it already.
+pub fn local_for(spec: &Spec) -> Option<PathBuf> {
+    if !spec.builtin || !spec.dirs.is_empty() {
+        return None;
+    }
+    local_signatures().filter(|d| !names(&spec.dirs, d))
+}
+
+/// Whether `dirs` names `dir` already (the same folder, however written).
+fn names(dirs: &[PathBuf], dir: &std::path::Path) -> bool {
+    let canon = |p: &std::path::Path| p.canonicalize().ok();
+    let want = canon(dir);
+    dirs.iter()
+        .any(|d| d == dir || (want.is_some() && canon(d) == want))
 }
 
 /// Ids named in the replacement note before "and N more".
@@ -316,8 +338,28 @@ impl ColorChoice {
 #[derive(Args, Debug, Clone, Default)]
 pub struct EngineArgs {
     /// Matching engine: the prefilter (default) or brute force (the oracle).
-    #[arg(long, value_enum, default_value_t = EngineKind::Prefilter)]
-    pub engine: EngineKind,
+    #[arg(long, value_enum, default_value_t = Matcher::Prefilter)]
+    pub engine: Matcher,
+}
+
+impl EngineArgs {
+    /// The engine's matcher this argument names.
+    pub fn kind(&self) -> EngineKind {
+        match self.engine {
+            Matcher::Prefilter => EngineKind::Prefilter,
+            Matcher::Brute => EngineKind::Brute,
+        }
+    }
+}
+
+/// `--engine`: the command-line names of [`EngineKind`] (the engine knows nothing of clap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum Matcher {
+    /// One Aho-Corasick pass over the atoms, then confirmation of candidates.
+    #[default]
+    Prefilter,
+    /// Every signature's conditions on every failure and line (the oracle).
+    Brute,
 }
 
 /// Writes to standard output (a closed pipe comes back as an error that [`exit_for`]
@@ -353,7 +395,8 @@ pub fn exit_for(e: &anyhow::Error) -> ExitCode {
             ExitCode::from(EXIT_INPUT)
         }
         None => {
-            eprintln!("crashdoc: {e}");
+            // the whole chain: "cannot write the report: No space left on device"
+            eprintln!("crashdoc: {e:#}");
             ExitCode::from(EXIT_INPUT)
         }
     }
@@ -444,10 +487,19 @@ fn with_config_defaults(cmd: clap::Command, cfg: &config::Config) -> clap::Comma
     cmd.mut_subcommand("diagnose", set)
 }
 
+/// `crashdoc diagnose`, or `--follow`: the two readings of one set of options.
+fn diagnose_or_follow(a: &diagnose::DiagnoseArgs) -> anyhow::Result<ExitCode> {
+    if a.follow.follow {
+        follow::run(a)
+    } else {
+        diagnose::run_diagnose(a)
+    }
+}
+
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        None => diagnose::run_diagnose(&cli.diagnose),
-        Some(Command::Diagnose(a)) => diagnose::run_diagnose(&a),
+        None => diagnose_or_follow(&cli.diagnose),
+        Some(Command::Diagnose(a)) => diagnose_or_follow(&a),
         Some(Command::Run(a)) => run::run_run(&a),
         Some(Command::Extract(a)) => diagnose::run_extract(&a),
         Some(Command::Sig(c)) => sig::run(c),

@@ -38,7 +38,8 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::diagnose::{parse_top, renderer, Format};
+use super::diagnose::parse_top;
+use super::emit::{renderer, Emitter, Format};
 use super::output::{OutputArgs, WidthArgs};
 use super::{ColorChoice, EngineArgs, LibraryArgs};
 use crate::engine::diagnosis::{BuildOptions, Diagnosis};
@@ -366,12 +367,12 @@ pub fn run_run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     let facts = env_facts(a, &rules)?;
     let compiled = Compiled::new(&lib)?;
-    let mut engine = Engine::new(&compiled, a.engine.engine)
+    let mut engine = Engine::new(&compiled, a.engine.kind())
         .with_facts(facts)
         .with_rules(&rules);
     let name = format!("{} ({how})", program_name(&a.command[0]));
     let d = diagnose_tail(&mut engine, &f.tail, name, a.top)?;
-    write_report(a, &d)?;
+    write_report(a, d)?;
     Ok(ExitCode::from(code))
 }
 
@@ -417,7 +418,7 @@ fn diagnose_tail(
 }
 
 /// Writes the report to stderr, or to `-o FILE` (written whole, then renamed in place).
-fn write_report(a: &RunArgs, d: &Diagnosis) -> anyhow::Result<()> {
+fn write_report(a: &RunArgs, d: Diagnosis) -> anyhow::Result<()> {
     let terminal = a.output.is_none() && std::io::stderr().is_terminal();
     let width = a.width.width.or_else(|| {
         terminal
@@ -431,28 +432,26 @@ fn write_report(a: &RunArgs, d: &Diagnosis) -> anyhow::Result<()> {
             color: a.color.enabled_for(terminal),
             width,
         },
+        1,
     );
-    let text = if render.collects() {
-        render.all(std::slice::from_ref(d))?
-    } else {
-        render.one(d)?
-    };
     match &a.output {
         Some(p) => {
             let dest = OutputArgs {
                 output: Some(p.clone()),
                 quiet: false,
             };
-            let mut out = dest.open()?;
-            out.write_all(text.as_bytes())?;
-            out.finish()
-                .map_err(|e| anyhow::anyhow!("cannot write the report: {e}"))?;
+            let mut emit = Emitter::begin(render, dest.open()?, false)?;
+            emit.diagnosis(d)?;
+            emit.finish()?;
         }
         None => {
             let mut err = std::io::stderr().lock();
             // a blank line sets the report apart from the command's own output
             let _ = err.write_all(b"\n");
-            let _ = err.write_all(text.as_bytes());
+            let out = super::output::Output::Plain(Box::new(err));
+            // a closed stderr loses the report, never the command's exit status
+            let _ = Emitter::begin(render, out, false)
+                .and_then(|mut e| e.diagnosis(d).and_then(|()| e.finish()));
         }
     }
     Ok(())

@@ -205,22 +205,33 @@ pub fn run(c: SigCommand) -> anyhow::Result<ExitCode> {
         SigCommand::Schema => super::contrib::run_schema(),
         SigCommand::Diff(a) => super::sig_diff::run_diff(&a),
         SigCommand::Test(a) => {
-            let in_checkout = a.library.in_checkout().signatures.len() > a.library.signatures.len();
-            let dirs = match (a.dirs.is_empty(), in_checkout) {
-                (true, true) => vec![std::path::PathBuf::from(super::CHECKOUT_DIR)],
-                _ => a.dirs.clone(),
-            };
-            let (lib, files) = if dirs.is_empty() {
-                (a.library.load_yaml()?, None)
+            // the files themselves (not the frozen form), over the embedded library;
+            // with no DIR, the working folder's `./signatures` when there is one
+            let mut spec = a.library.spec();
+            spec.form = crate::knowledge::sources::Form::Yaml;
+            spec.cache = None;
+            let local = if a.dirs.is_empty() {
+                super::local_for(&spec)
             } else {
-                let (l, f, _) = super::contrib::library_with_dirs(&dirs, None)?;
-                (l, Some(f))
+                None
+            };
+            spec.dirs.extend(a.dirs.iter().cloned());
+            spec.dirs.extend(local.clone());
+            let loaded = a.library.load_spec(&spec, local.as_ref())?;
+            // the signatures tested: those of DIR… (or of `./signatures`), else all
+            let tested: Vec<std::path::PathBuf> = match local {
+                Some(d) => vec![d],
+                None => a.dirs.clone(),
             };
             let filter = a.filter.as_deref();
+            let lib = loaded.library;
             let compiled = Compiled::new(&lib)?;
             let report = examples::test_signatures_where(&compiled, |s| {
                 filter.is_none_or(|f| s.id.contains(f))
-                    && files.as_ref().is_none_or(|fs| fs.contains(&s.file))
+                    && (tested.is_empty()
+                        || tested
+                            .iter()
+                            .any(|d| std::path::Path::new(&s.file).starts_with(d)))
             });
             print_test_report(&report, a.format)
         }

@@ -1,5 +1,5 @@
 //! Located, coded diagnostics for knowledge files (in the manner of yara-x), and the
-//! located string they point at.
+//! located string they point at: signatures, code tables, guides and rules share them.
 //!
 //! Every problem the loader, the compiler or the linter finds is a [`Diagnostic`]: a
 //! code, the file, the line and column of the offending text, a message and the source
@@ -7,7 +7,7 @@
 //!
 //! Signatures, rules, conditions and the file sources all report through these types,
 //! so they live here, below all of them (they once lived under `signature/`, which made
-//! `cond`, `rules` and `sources` import the module that imports them). The signature
+//! `cond`, `rules` and `reading` import the module that imports them). The signature
 //! layer re-exports this module as `signature::error`.
 
 use std::fmt;

@@ -4,8 +4,12 @@
 //! - [`signature`]: failure signatures (file model, compile, atoms, templates, load,
 //!   located diagnostics);
 //! - [`rules`]: compatibility rules on environments;
-//! - [`files`]: what signatures and rules share: sources, reading, YAML parsing, ids;
-//! - [`diagnostic`]: located, coded diagnostics and located strings (every file kind's);
+//! - [`diagnostic`]: located, coded diagnostics (`Code`, `Diagnostic`, `LoadErrors`) and
+//!   located strings (every file kind's);
+//! - [`reading`]: what signatures and rules share: sources, reading, YAML parsing, ids;
+//! - [`sources`]: the one loader of a library ([`sources::load`]: the embedded
+//!   library, folders over it, the cache; what replaced what, where each signature
+//!   came from);
 //! - [`cond`]: the condition tree of signatures and rules (compiled form, three-valued
 //!   logic), and conditions on facts (file model, compiled leaves);
 //! - [`vars`]: the `{{env.…}}` variables templates may use;
@@ -27,6 +31,7 @@ pub mod files;
 pub mod frozen;
 pub mod links;
 pub mod model;
+pub mod reading;
 pub mod rules;
 pub mod signature;
 pub mod sources;

@@ -22,12 +22,12 @@ use serde::{Deserialize, Serialize};
 
 use super::cond::{self, FactCond, FactCondition};
 use super::diagnostic::{Code, Diagnostic, LoadErrors, Text};
-use super::signature::compile::Step;
-use super::signature::model::{self, Category, Severity};
-use super::sources::{
+use super::reading::{
     check_id, file_stem, is_ignored, is_yaml, parse_yaml, read_sources, Ids, Kind,
 };
-use super::sources::{LibraryFile, Source};
+use super::reading::{LibraryFile, Source};
+use super::signature::compile::Step;
+use super::signature::model::{self, Category, Severity};
 
 /// One rule file.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

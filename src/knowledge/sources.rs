@@ -1,335 +1,278 @@
-//! Knowledge files, whatever they hold (signatures, code tables, rules): where they come
-//! from (the tree embedded at build time, folders), how they are read and parsed (one
-//! YAML budget, every error located and coded) and the checks every file shares (the
-//! id's shape and file name, duplicate ids).
+//! The one loader of a signature library: [`load`] turns a [`Spec`] (the embedded
+//! library or not, folders over it, which form of the embedded files, the cache) into a
+//! [`Loaded`] library with what it replaced and where each signature came from. Every
+//! command that needs a library goes through it, so a folder overrides, a broken file is
+//! reported and a cache is used the same way in `diagnose`, `follow`, `run`, `explain`,
+//! `sig *` and `corpus *`.
+//!
+//! Design:
+//! - the embedded library alone comes from its frozen form, compiled when crashdoc was
+//!   built ([`super::frozen`]), unless the spec asks for its YAML ([`Form::Yaml`]: `sig
+//!   test` checks the files themselves);
+//! - a folder's `<id>.yaml` replaces the embedded file of the same stem ([`overlay`]): an
+//!   edited copy of a built-in signature just works, and a checkout's own identical
+//!   `signatures/` replaces nothing worth a note ([`Loaded::replaced`] lists only files
+//!   whose text differs);
+//! - a folder that cannot be read, a file that does not parse or compile: every error of
+//!   every file, located, in one [`LoadErrors`] (the files that could be read are still
+//!   compiled, so one run says everything);
+//! - nothing is printed here: what a caller should say (a cache entry not used) comes
+//!   back in [`Loaded::notes`].
+//!
+//! Reading the files themselves (budgets, ids, symlinks) is [`super::reading`], below
+//! `signature`; this module is above it and above [`super::cache`].
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use serde::de::DeserializeOwned;
+use super::diagnostic::LoadErrors;
+use super::reading::{file_stem, read_paths, Kind, LibraryFile};
+use super::signature::Library;
 
-use super::diagnostic::{Code, Diagnostic, Text};
-use super::files;
+/// Which form of the embedded files a load reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Form {
+    /// The frozen library compiled at build time (every command but `sig test`).
+    #[default]
+    Frozen,
+    /// The YAML files, parsed and compiled now (`sig test` checks the files themselves).
+    Yaml,
+}
 
-/// Largest knowledge file accepted.
-pub const MAX_FILE_BYTES: usize = 1 << 20;
+/// What to load.
+#[derive(Debug, Clone, Default)]
+pub struct Spec {
+    /// The embedded library first (`--no-builtin` turns it off).
+    pub builtin: bool,
+    /// Folders (or single files) over it, in order.
+    pub dirs: Vec<PathBuf>,
+    pub form: Form,
+    /// The folder of compiled libraries kept between runs
+    /// ([`super::cache::compile_cached`]); `None`: compiled every time.
+    pub cache: Option<PathBuf>,
+}
 
-/// Where knowledge comes from.
+impl Spec {
+    /// The embedded library alone, frozen.
+    pub fn builtin() -> Spec {
+        Spec {
+            builtin: true,
+            ..Spec::default()
+        }
+    }
+}
+
+/// Where a signature of a loaded library came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
-    /// The files compiled into the binary (`signatures/`, `rules/` of the source tree).
-    Builtin,
-    Dir(PathBuf),
+pub struct Origin {
+    pub id: String,
+    /// The file it was read from (`<builtin>/…` for an embedded one).
+    pub file: String,
+    /// The folder of the spec that holds that file; `None` for an embedded one.
+    pub folder: Option<PathBuf>,
 }
 
-/// What a set of files holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// Signatures, code tables and `frames.yaml` (`signatures/`, `--signatures DIR`).
-    Signatures,
-    /// Compatibility rules (`rules/`, `--rules DIR`).
-    Rules,
+/// A loaded library and how it was assembled.
+#[derive(Debug)]
+pub struct Loaded {
+    pub library: Library,
+    /// The stems of the embedded files a folder's file of the same stem replaced with
+    /// other text, sorted.
+    pub replaced: Vec<String>,
+    /// The names of the files read from the folders, in reading order.
+    pub folder_files: Vec<String>,
+    /// What the caller should say (a cache entry or folder not used, and why).
+    pub notes: Vec<String>,
+    /// The folders of the spec (to name each signature's origin).
+    dirs: Vec<PathBuf>,
 }
 
-impl Kind {
-    /// Its files, as messages name them.
-    pub fn files(self) -> &'static str {
-        match self {
-            Kind::Signatures => "signature files",
-            Kind::Rules => "rule files",
-        }
+impl Loaded {
+    /// Where each signature came from, in the library's order.
+    pub fn origins(&self) -> Vec<Origin> {
+        self.library
+            .signatures
+            .iter()
+            .map(|s| Origin {
+                id: s.id.clone(),
+                file: s.file.clone(),
+                folder: self.folder_of(&s.file).map(Path::to_path_buf),
+            })
+            .collect()
     }
 
-    /// The option that names a folder of them.
-    fn option(self) -> &'static str {
-        match self {
-            Kind::Signatures => "--signatures",
-            Kind::Rules => "--rules",
-        }
+    /// The signatures read from a folder: (id, file), in the library's order.
+    pub fn folder_signatures(&self) -> Vec<(String, String)> {
+        self.library
+            .signatures
+            .iter()
+            .filter(|s| !s.file.starts_with("<builtin>/"))
+            .map(|s| (s.id.clone(), s.file.clone()))
+            .collect()
     }
 
-    /// The embedded files: (path relative to the source tree's folder, text).
-    pub fn builtin(self) -> &'static [(&'static str, &'static str)] {
-        match self {
-            Kind::Signatures => super::embedded::signature_files(),
-            Kind::Rules => super::embedded::rule_files(),
+    /// The spec's folder a file name was read from (the longest that is its prefix).
+    fn folder_of(&self, file: &str) -> Option<&Path> {
+        if file.starts_with("<builtin>/") {
+            return None;
         }
-    }
-
-    /// The embedded files' names: `<builtin>/<prefix><path>`.
-    fn builtin_prefix(self) -> &'static str {
-        match self {
-            Kind::Signatures => "",
-            Kind::Rules => "rules/",
-        }
-    }
-
-    /// One embedded file to load, named as every embedded file is named (`build.rs`
-    /// names the files it freezes with it too).
-    pub fn builtin_file(self, path: &str, text: &str) -> LibraryFile {
-        LibraryFile {
-            name: format!("<builtin>/{}{path}", self.builtin_prefix()),
-            text: text.to_string(),
-        }
+        self.dirs
+            .iter()
+            .filter(|d| Path::new(file).starts_with(d))
+            .max_by_key(|d| d.as_os_str().len())
+            .map(PathBuf::as_path)
     }
 }
 
-/// One file to load: a display name, its text.
-pub struct LibraryFile {
-    pub name: String,
-    pub text: String,
+/// The embedded files and a folder's files, the embedded files a folder file replaces
+/// left out.
+pub struct Overlay {
+    /// The embedded files kept, then the folders' files.
+    pub files: Vec<LibraryFile>,
+    /// The stems of the embedded files replaced with other text, sorted.
+    pub replaced: Vec<String>,
 }
 
-pub(crate) fn yaml_options() -> serde_saphyr::Options {
-    let mut budget = serde_saphyr::Budget::default();
-    budget.max_aliases = 100;
-    budget.max_anchors = 100;
-    budget.max_nodes = 20_000;
-    budget.max_depth = 32;
-    budget.max_total_scalar_bytes = MAX_FILE_BYTES;
-    budget.max_documents = 1;
-    let mut o = serde_saphyr::Options::default();
-    o.budget = Some(budget);
+/// The folders' files by stem: their texts (a stem may come twice: that is E004 later).
+/// A map, not a scan per embedded file: with 10,000 files that scan was most of a run.
+fn stems(ours: &[LibraryFile]) -> HashMap<&str, Vec<&str>> {
+    let mut m: HashMap<&str, Vec<&str>> = HashMap::new();
+    for f in ours {
+        m.entry(file_stem(&f.name))
+            .or_default()
+            .push(f.text.as_str());
+    }
+    m
+}
+
+/// The embedded files of `kind` minus those `ours` replaces (same stem), then `ours`:
+/// testing or loading a working copy of `signatures/` sees the edited version.
+pub fn overlay(kind: Kind, ours: Vec<LibraryFile>) -> Overlay {
+    let mut o = builtin_context(kind, &ours);
+    o.files.extend(ours);
     o
 }
 
-/// serde's "unknown variant `X`, expected one of A, B, …" (or "unknown field") gets the
-/// closest of the expected names (`gpu-oomm` → `gpu-oom`).
-fn variant_hint(msg: &str) -> String {
-    let Some(rest) = msg
-        .strip_prefix("unknown variant `")
-        .or_else(|| msg.strip_prefix("unknown field `"))
-    else {
-        return String::new();
-    };
-    let Some((word, expected)) = rest.split_once('`') else {
-        return String::new();
-    };
-    let Some(list) = expected.split_once("expected one of ").map(|(_, l)| l) else {
-        return String::new();
-    };
-    let names = list.split(", ").map(|n| n.trim_matches('`'));
-    crate::knowledge::text::did_you_mean(&crate::knowledge::text::closest(word, names))
-}
-
-pub(crate) fn yaml_error(name: &str, text: &str, e: &serde_saphyr::Error) -> Diagnostic {
-    let full = e.to_string();
-    // the first line is the message; serde-saphyr adds its own snippet after it
-    let mut msg = full.lines().next().unwrap_or(&full).trim();
-    msg = msg.strip_prefix("error: ").unwrap_or(msg);
-    // drop serde-saphyr's own "line N column M: " (the diagnostic carries the position)
-    if let Some(rest) = msg.strip_prefix("line ") {
-        if let Some(i) = rest.find(": ") {
-            if rest[..i]
-                .split(' ')
-                .all(|w| w == "column" || w.bytes().all(|b| b.is_ascii_digit()))
-            {
-                msg = &rest[i + 2..];
-            }
-        }
-    }
-    let msg = msg.to_string() + &variant_hint(msg);
-    let d = Diagnostic::new(Code::E001, name, msg);
-    match e.location() {
-        Some(l) => d.at(text, l.line() as usize, l.column() as usize),
-        None => d,
-    }
-}
-
-/// Parses one YAML file of `what` (`signature files`…) under the size limit (E011)
-/// and the budget (E001, located).
-pub fn parse_yaml<T: DeserializeOwned>(
-    name: &str,
-    text: &str,
-    what: &str,
-) -> Result<T, Diagnostic> {
-    if text.len() > MAX_FILE_BYTES {
-        return Err(Diagnostic::new(
-            Code::E011,
-            name,
-            format!(
-                "file is {} bytes; {what} are limited to {MAX_FILE_BYTES}",
-                text.len()
-            ),
-        ));
-    }
-    serde_saphyr::from_str_with_options::<T>(text, yaml_options())
-        .map_err(|e| yaml_error(name, text, &e))
-}
-
-/// A file name without its folder and `.yaml`/`.yml`.
-pub(crate) fn file_stem(name: &str) -> &str {
-    let base = name.rsplit('/').next().unwrap_or(name);
-    base.strip_suffix(".yaml")
-        .or_else(|| base.strip_suffix(".yml"))
-        .unwrap_or(base)
-}
-
-/// Whether a file name ends in `.yaml` or `.yml`.
-pub(crate) fn is_yaml(name: &str) -> bool {
-    name.ends_with(".yaml") || name.ends_with(".yml")
-}
-
-/// Files a knowledge folder may hold that are not knowledge: `schema.json`, Markdown.
-pub fn is_ignored(name: &str) -> bool {
-    let base = name.rsplit('/').next().unwrap_or(name);
-    base == "schema.json" || base.ends_with(".md")
-}
-
-/// Whether an id is kebab-case: lowercase ASCII letters and digits in dash-separated words.
-pub fn valid_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 80
-        && id.split('-').all(|w| {
-            !w.is_empty()
-                && w.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-        })
-}
-
-/// The id's shape (E002) and that it equals the file's stem (E003), located at the id.
-pub(crate) fn check_id(id: &Text, stem: &str, file: &str, source: &str) -> Option<Diagnostic> {
-    let v = &id.value;
-    let d = if !valid_id(v) {
-        let msg =
-            format!("id `{v}` is not kebab-case (lowercase letters, digits and single dashes)");
-        Diagnostic::new(Code::E002, file, msg)
-    } else if v != stem {
-        let msg = format!("id `{v}` does not match the file name `{stem}.yaml`");
-        Diagnostic::new(Code::E003, file, msg)
-    } else {
-        return None;
-    };
-    Some(d.at(
-        source,
-        id.referenced.line() as usize,
-        id.referenced.column() as usize,
-    ))
-}
-
-/// The ids defined so far, each with where: a second definition is E004.
-#[derive(Default)]
-pub(crate) struct Ids {
-    seen: HashMap<String, (String, usize, usize)>,
-}
-
-impl Ids {
-    /// Records `id` of `file`, or the E004 naming where it was defined first.
-    pub(crate) fn define(&mut self, id: &Text, file: &str, source: &str) -> Result<(), Diagnostic> {
-        let line = id.referenced.line() as usize;
-        let col = id.referenced.column() as usize;
-        if let Some((other, l, c)) = self.seen.get(&id.value) {
-            let msg = format!(
-                "duplicate id `{}`: also defined at {other}:{l}:{c}",
-                id.value
-            );
-            return Err(Diagnostic::new(Code::E004, file, msg).at(source, line, col));
-        }
-        self.seen
-            .insert(id.value.clone(), (file.to_string(), line, col));
-        Ok(())
-    }
-
-    pub(crate) fn contains(&self, id: &str) -> bool {
-        self.seen.contains_key(id)
-    }
-}
-
-/// The files of `sources`, in order: the embedded ones (named `<builtin>/…`), then each
-/// folder's; and the errors of the folders that could not be read.
-pub fn read_sources(sources: &[Source], kind: Kind) -> (Vec<LibraryFile>, Vec<Diagnostic>) {
-    let mut files = Vec::new();
-    let mut errors = Vec::new();
-    for s in sources {
-        match s {
-            Source::Builtin => files.extend(
-                kind.builtin()
-                    .iter()
-                    .map(|(path, text)| kind.builtin_file(path, text)),
-            ),
-            Source::Dir(d) => {
-                let (mut f, mut e) = read_dir_files(d, kind);
-                files.append(&mut f);
-                errors.append(&mut e);
-            }
-        }
-    }
-    (files, errors)
-}
-
-/// Reads a knowledge folder (recursively, in sorted order; symlink loops are skipped and
-/// the depth is bounded), skipping `schema.json` and Markdown. Only regular files are
-/// read, each checked against [`MAX_FILE_BYTES`] once opened; a symlink named `*.yaml`
-/// must lead to a YAML file, so that no line of another file (`x.yaml -> /etc/shadow`)
-/// is ever quoted in an error.
-pub fn read_dir_files(dir: &Path, kind: Kind) -> (Vec<LibraryFile>, Vec<Diagnostic>) {
-    if !dir.is_dir() {
-        let d = Diagnostic::new(
-            Code::E013,
-            &dir.display().to_string(),
-            format!(
-                "not a directory ({} takes a folder of <id>.yaml files)",
-                kind.option()
-            ),
-        );
-        return (Vec::new(), vec![d]);
-    }
-    let walk = files::walk(dir, &|p: &Path| !is_ignored(&p.display().to_string()));
-    let mut errors: Vec<Diagnostic> = walk
-        .errors
+/// The embedded files of `kind` minus those `ours` replaces (same stem), and which
+/// ones it replaces with other text: what `ours` is checked against (`sig lint`).
+pub fn builtin_context(kind: Kind, ours: &[LibraryFile]) -> Overlay {
+    let by_stem = stems(ours);
+    let builtin = kind.builtin();
+    let files = builtin
         .iter()
-        .map(|(p, e)| Diagnostic::new(Code::E013, &p.display().to_string(), e.clone()))
+        .filter(|(n, _)| !by_stem.contains_key(file_stem(n)))
+        .map(|(n, t)| kind.builtin_file(n, t))
         .collect();
-    let mut out = Vec::new();
-    for p in walk.files {
-        match read_library_file(&p, kind) {
-            Ok(f) => out.push(f),
-            Err(d) => errors.push(d),
-        }
-    }
-    (out, errors)
+    // an identical copy (a checkout's `signatures/`) replaces nothing worth a note
+    let mut replaced: Vec<String> = builtin
+        .iter()
+        .filter(|(n, t)| {
+            by_stem
+                .get(file_stem(n))
+                .is_some_and(|texts| texts.iter().any(|text| text != t))
+        })
+        .map(|(n, _)| file_stem(n).to_string())
+        .collect();
+    replaced.sort();
+    Overlay { files, replaced }
 }
 
-/// Reads one knowledge file (a regular file, a YAML file if reached through a symlink,
-/// at most [`MAX_FILE_BYTES`]).
-pub fn read_library_file(p: &Path, kind: Kind) -> Result<LibraryFile, Diagnostic> {
-    let name = p.display().to_string();
-    if let Some(target) = symlink_to_non_yaml(p) {
-        return Err(Diagnostic::new(
-            Code::E013,
-            &name,
-            format!("is a symbolic link to {target}, which is not a YAML file: not read"),
-        ));
-    }
-    match files::read_capped_string(p, MAX_FILE_BYTES) {
-        Ok(text) => Ok(LibraryFile { name, text }),
-        Err(files::ReadError::TooBig { size, .. }) => Err(Diagnostic::new(
-            Code::E011,
-            &name,
-            format!(
-                "file is {size} bytes; {} are limited to {MAX_FILE_BYTES}",
-                kind.files()
-            ),
-        )),
-        Err(files::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::InvalidData => {
-            Err(Diagnostic::new(Code::E001, &name, e.to_string()))
+/// Loads the library `spec` names (module docs): every error of every file, located,
+/// when it does not load.
+pub fn load(spec: &Spec) -> Result<Loaded, LoadErrors> {
+    let mut notes = Vec::new();
+    if spec.builtin && spec.dirs.is_empty() && spec.form == Form::Frozen {
+        if let Some(lib) = super::signature::load::frozen_builtin() {
+            return Ok(Loaded {
+                library: super::signature::load::with_model(lib),
+                replaced: Vec::new(),
+                folder_files: Vec::new(),
+                notes,
+                dirs: Vec::new(),
+            });
         }
-        Err(e) => Err(Diagnostic::new(
-            Code::E013,
-            &name,
-            format!("cannot read: {e}"),
-        )),
+    }
+    let (ours, mut errors) = read_paths(&spec.dirs, Kind::Signatures);
+    let folder_files: Vec<String> = ours.iter().map(|f| f.name.clone()).collect();
+    let Overlay { files, replaced } = if spec.builtin {
+        overlay(Kind::Signatures, ours)
+    } else {
+        Overlay {
+            files: ours,
+            replaced: Vec::new(),
+        }
+    };
+    // files that could be read are compiled even when others could not, so that every
+    // error of every file is reported at once; a partial library is never cached
+    let cache = spec.cache.as_deref().filter(|_| errors.is_empty());
+    let compiled = super::cache::compile_cached(&files, cache, &mut |n| notes.push(n));
+    match compiled {
+        Ok(lib) if errors.is_empty() => Ok(Loaded {
+            library: super::signature::load::with_model(lib),
+            replaced,
+            folder_files,
+            notes,
+            dirs: spec.dirs.clone(),
+        }),
+        Ok(_) => Err(LoadErrors(errors)),
+        Err(LoadErrors(mut more)) => {
+            errors.append(&mut more);
+            Err(LoadErrors(errors))
+        }
     }
 }
 
-/// The target of a symlink (any link in the chain resolved) when it does not name a
-/// `.yaml`/`.yml` file.
-fn symlink_to_non_yaml(p: &Path) -> Option<String> {
-    let meta = std::fs::symlink_metadata(p).ok()?;
-    if !meta.file_type().is_symlink() {
-        return None;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(name: &str, text: &str) -> LibraryFile {
+        LibraryFile {
+            name: name.into(),
+            text: text.into(),
+        }
     }
-    let target = p.canonicalize().ok()?;
-    let base = target.file_name()?.to_string_lossy().into_owned();
-    (!is_yaml(&base)).then(|| super::text::escape_control(&target.display().to_string()))
+
+    #[test]
+    fn an_overlay_replaces_by_stem_and_names_only_changed_files() {
+        let builtin = Kind::Signatures.builtin();
+        let Some((first, text)) = builtin.first() else {
+            return; // the build script's stand-in embeds nothing
+        };
+        let stem = file_stem(first).to_string();
+        let same = overlay(
+            Kind::Signatures,
+            vec![file(&format!("team/{stem}.yaml"), text)],
+        );
+        assert!(
+            same.replaced.is_empty(),
+            "an identical copy replaces nothing"
+        );
+        assert_eq!(same.files.len(), builtin.len());
+        let edited = overlay(
+            Kind::Signatures,
+            vec![file(&format!("team/{stem}.yaml"), "id: x\n")],
+        );
+        assert_eq!(edited.replaced, vec![stem.clone()]);
+        assert_eq!(
+            edited
+                .files
+                .iter()
+                .filter(|f| file_stem(&f.name) == stem)
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn a_folder_that_cannot_be_read_is_a_located_error_with_the_others() {
+        let spec = Spec {
+            builtin: false,
+            dirs: vec![PathBuf::from("/nonexistent/crashdoc-signatures")],
+            ..Spec::default()
+        };
+        let errors = load(&spec).expect_err("a missing folder does not load");
+        assert_eq!(errors.0.len(), 1);
+        assert!(errors.0[0].file.contains("crashdoc-signatures"));
+    }
 }

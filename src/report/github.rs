@@ -44,19 +44,33 @@ fn command(kind: &str, props: &[(&str, String)], message: &str) -> String {
     )
 }
 
-/// The annotations of some diagnoses.
-/// GitHub Actions workflow commands (annotations), for every input at once.
-pub struct Github;
+/// GitHub Actions workflow commands (annotations), for every input at once, written
+/// at the end ([`render`]: the cap on annotations counts every input).
+#[derive(Debug, Default)]
+pub struct Github(Vec<Diagnosis>);
 
 impl super::Render for Github {
     fn collects(&self) -> bool {
         true
     }
-    fn all(&self, ds: &[Diagnosis]) -> Result<String, super::RenderError> {
-        Ok(render(ds))
+    fn begin(&mut self, _out: &mut dyn std::io::Write) -> Result<(), super::RenderError> {
+        Ok(())
+    }
+    fn diagnosis(
+        &mut self,
+        _out: &mut dyn std::io::Write,
+        d: Diagnosis,
+    ) -> Result<(), super::RenderError> {
+        self.0.push(d);
+        Ok(())
+    }
+    fn finish(&mut self, out: &mut dyn std::io::Write) -> Result<(), super::RenderError> {
+        out.write_all(render(&self.0).as_bytes())?;
+        Ok(())
     }
 }
 
+/// The annotations of some diagnoses.
 pub fn render(ds: &[Diagnosis]) -> String {
     let mut out = String::new();
     let mut written = 0usize;

@@ -11,7 +11,7 @@
 
 use std::fmt::Write as _;
 
-use crate::engine::diagnosis::Diagnosis;
+use crate::engine::diagnosis::{Cause, Diagnosis};
 use crate::knowledge::text::escape_control;
 
 /// The longest run of backticks in a text.
@@ -50,11 +50,26 @@ fn fence<'a>(lines: impl Iterator<Item = &'a str>) -> String {
 }
 
 /// The Markdown format, for pasting into an issue.
-pub struct Markdown;
+/// Two inputs' reports are set apart by a blank line.
+#[derive(Debug, Default)]
+pub struct Markdown(super::Written);
 
 impl super::Render for Markdown {
-    fn one(&self, d: &Diagnosis) -> Result<String, super::RenderError> {
-        Ok(render(d))
+    fn collects(&self) -> bool {
+        false
+    }
+    fn begin(&mut self, _out: &mut dyn std::io::Write) -> Result<(), super::RenderError> {
+        Ok(())
+    }
+    fn diagnosis(
+        &mut self,
+        out: &mut dyn std::io::Write,
+        d: Diagnosis,
+    ) -> Result<(), super::RenderError> {
+        self.0.write(out, "\n", &render(&d))
+    }
+    fn finish(&mut self, _out: &mut dyn std::io::Write) -> Result<(), super::RenderError> {
+        Ok(())
     }
 }
 
@@ -73,86 +88,7 @@ pub fn render(d: &Diagnosis) -> String {
         );
     }
     for c in &d.causes {
-        let _ = writeln!(
-            out,
-            "### {}. {} — {} ({}, {} confidence, score {:.2})\n",
-            c.rank,
-            escape_control(&c.title),
-            code(&c.signature),
-            c.category,
-            c.confidence.as_str(),
-            c.score
-        );
-        let _ = writeln!(out, "{}\n", escape_control(&c.explain));
-        if let Some(s) = &c.crash_site {
-            let _ = writeln!(
-                out,
-                "- Crash site: {} ({})",
-                code(&format!("{}:{}", s.file, s.line)),
-                code(&s.function)
-            );
-        }
-        if let Some(m) = &c.importing {
-            let _ = writeln!(out, "- While importing: {}", code(m));
-        }
-        if c.attempts > 1 {
-            let _ = writeln!(out, "- Seen in {} crash attempts", c.attempts);
-        }
-        if c.streams.len() > 1 {
-            let _ = writeln!(out, "- Seen in {} streams", c.streams.len());
-        }
-        let lines: Vec<String> = c.evidence.iter().map(|e| escape_control(&e.text)).collect();
-        let f = fence(lines.iter().map(String::as_str));
-        let _ = writeln!(out, "\n**Evidence**\n\n{f}text");
-        for (e, l) in c.evidence.iter().zip(&lines) {
-            let _ = writeln!(out, "{:>6} | {l}", e.line);
-        }
-        let _ = writeln!(out, "{f}\n");
-        if !c.remediation.is_empty() {
-            let _ = writeln!(
-                out,
-                "**Fix** (commands are suggestions; review before running)\n"
-            );
-            for (i, s) in c.remediation.iter().enumerate() {
-                let when = s
-                    .when
-                    .as_deref()
-                    .map(|w| format!(" _({})_", escape_control(&super::when_phrase(w))))
-                    .unwrap_or_default();
-                let _ = writeln!(out, "{}. {}{when}", i + 1, escape_control(&s.description));
-                if let Some(cmd) = &s.command {
-                    let cmd = escape_control(cmd);
-                    let f = fence(std::iter::once(cmd.as_str()));
-                    let _ = writeln!(out, "   {f}sh\n   {cmd}\n   {f}");
-                } else if let Some(n) = &s.note {
-                    let _ = writeln!(out, "   (command not shown: {})", escape_control(n));
-                }
-            }
-            out.push('\n');
-        }
-        if !c.consequences.is_empty() {
-            let _ = writeln!(out, "**Consequences** (not separate causes)\n");
-            for q in &c.consequences {
-                let _ = writeln!(out, "- line {}: {}", q.line, code(&q.text));
-            }
-            out.push('\n');
-        }
-        if !c.also_matches.is_empty() {
-            let _ = writeln!(out, "**Also matches** (same evidence, less specific)\n");
-            for a in &c.also_matches {
-                let _ = writeln!(
-                    out,
-                    "- {}: {}",
-                    code(&a.signature),
-                    escape_control(&a.title)
-                );
-            }
-            out.push('\n');
-        }
-        if !c.references.is_empty() {
-            let refs: Vec<String> = c.references.iter().map(|r| escape_control(r)).collect();
-            let _ = writeln!(out, "References: {}\n", refs.join(", "));
-        }
+        cause(&mut out, c);
     }
     if !d.noise.is_empty() {
         let _ = writeln!(out, "### Explained noise\n");
@@ -167,4 +103,94 @@ pub fn render(d: &Diagnosis) -> String {
         }
     }
     out
+}
+
+/// One cause: its heading, explanation, where, evidence, fix, consequences, the
+/// signatures it also matches and its references.
+fn cause(out: &mut String, c: &Cause) {
+    let _ = writeln!(
+        out,
+        "### {}. {} — {} ({}, {} confidence, score {:.2})\n",
+        c.rank,
+        escape_control(&c.title),
+        code(&c.signature),
+        c.category,
+        c.confidence.as_str(),
+        c.score
+    );
+    let _ = writeln!(out, "{}\n", escape_control(&c.explain));
+    if let Some(s) = &c.crash_site {
+        let _ = writeln!(
+            out,
+            "- Crash site: {} ({})",
+            code(&format!("{}:{}", s.file, s.line)),
+            code(&s.function)
+        );
+    }
+    if let Some(m) = &c.importing {
+        let _ = writeln!(out, "- While importing: {}", code(m));
+    }
+    if c.attempts > 1 {
+        let _ = writeln!(out, "- Seen in {} crash attempts", c.attempts);
+    }
+    if c.streams.len() > 1 {
+        let _ = writeln!(out, "- Seen in {} streams", c.streams.len());
+    }
+    let lines: Vec<String> = c.evidence.iter().map(|e| escape_control(&e.text)).collect();
+    let f = fence(lines.iter().map(String::as_str));
+    let _ = writeln!(out, "\n**Evidence**\n\n{f}text");
+    for (e, l) in c.evidence.iter().zip(&lines) {
+        let _ = writeln!(out, "{:>6} | {l}", e.line);
+    }
+    let _ = writeln!(out, "{f}\n");
+    fix(out, c);
+    if !c.consequences.is_empty() {
+        let _ = writeln!(out, "**Consequences** (not separate causes)\n");
+        for q in &c.consequences {
+            let _ = writeln!(out, "- line {}: {}", q.line, code(&q.text));
+        }
+        out.push('\n');
+    }
+    if !c.also_matches.is_empty() {
+        let _ = writeln!(out, "**Also matches** (same evidence, less specific)\n");
+        for a in &c.also_matches {
+            let _ = writeln!(
+                out,
+                "- {}: {}",
+                code(&a.signature),
+                escape_control(&a.title)
+            );
+        }
+        out.push('\n');
+    }
+    if !c.references.is_empty() {
+        let refs: Vec<String> = c.references.iter().map(|r| escape_control(r)).collect();
+        let _ = writeln!(out, "References: {}\n", refs.join(", "));
+    }
+}
+
+/// A cause's fix: its steps, each with its command in a fenced block (or why none).
+fn fix(out: &mut String, c: &Cause) {
+    if !c.remediation.is_empty() {
+        let _ = writeln!(
+            out,
+            "**Fix** (commands are suggestions; review before running)\n"
+        );
+        for (i, s) in c.remediation.iter().enumerate() {
+            let when = s
+                .when
+                .as_deref()
+                .map(|w| format!(" _({})_", escape_control(&super::when_phrase(w))))
+                .unwrap_or_default();
+            let _ = writeln!(out, "{}. {}{when}", i + 1, escape_control(&s.description));
+            if let Some(cmd) = &s.command {
+                let cmd = escape_control(cmd);
+                let f = fence(std::iter::once(cmd.as_str()));
+                let _ = writeln!(out, "   {f}sh\n   {cmd}\n   {f}");
+            } else if let Some(n) = &s.note {
+                let _ = writeln!(out, "   (command not shown: {})", escape_control(n));
+            }
+        }
+        out.push('\n');
+    }
 }

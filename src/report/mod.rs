@@ -9,69 +9,119 @@ pub mod sarif;
 pub mod text;
 pub mod wire;
 
+use std::io::Write;
+
 use crate::engine::diagnosis::Diagnosis;
 
-/// Serializing a report failed.
-pub type RenderError = serde_json::Error;
+/// Rendering a report failed: serializing it, or writing it.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("cannot serialize the report: {0}")]
+    Json(#[from] serde_json::Error),
+    /// The writer failed (its `source` is the I/O error: a closed pipe is told apart).
+    #[error("cannot write the report")]
+    Io(#[from] std::io::Error),
+}
 
-/// One output format of diagnoses; every format implements it. A per-input format
-/// renders each diagnosis as soon as it is ready ([`Render::one`]); a collecting format
-/// renders every diagnosis at the end, in one document ([`Render::all`]).
+/// One output format of diagnoses, as a lifecycle over a writer (as ripgrep's `Sink`
+/// and ast-grep's `Printer`): [`Render::begin`] once, [`Render::diagnosis`] for each
+/// input as soon as it is diagnosed, [`Render::finish`] once. Every format implements
+/// all four methods (none has a default that would print nothing): a per-input format
+/// writes each diagnosis as it comes; a collecting format ([`Render::collects`]) keeps
+/// them and writes one document of every input at the end.
 pub trait Render {
-    /// Whether the format renders all inputs together, at the end.
-    fn collects(&self) -> bool {
-        false
-    }
-    /// One diagnosis (a per-input format).
-    fn one(&self, _d: &Diagnosis) -> Result<String, RenderError> {
-        Ok(String::new())
-    }
-    /// Every diagnosis (a collecting format).
-    fn all(&self, _ds: &[Diagnosis]) -> Result<String, RenderError> {
-        Ok(String::new())
-    }
-    /// What separates the renderings of two inputs of a per-input format.
-    fn separator(&self) -> &'static str {
-        "\n"
+    /// Whether the format writes every input in one document at [`Render::finish`]
+    /// (`--follow` refuses those: it never ends).
+    fn collects(&self) -> bool;
+    /// Before the first diagnosis.
+    fn begin(&mut self, out: &mut dyn Write) -> Result<(), RenderError>;
+    /// One input's diagnosis, in input order.
+    fn diagnosis(&mut self, out: &mut dyn Write, d: Diagnosis) -> Result<(), RenderError>;
+    /// After the last diagnosis (there may have been none: every input failed to read).
+    fn finish(&mut self, out: &mut dyn Write) -> Result<(), RenderError>;
+}
+
+/// What a per-input format keeps between diagnoses: how many it wrote, to put its
+/// separator between two of them.
+#[derive(Debug, Default)]
+pub struct Written(usize);
+
+impl Written {
+    /// Writes one rendering, `separator` before it when it is not the first.
+    pub fn write(
+        &mut self,
+        out: &mut dyn Write,
+        separator: &str,
+        text: &str,
+    ) -> Result<(), RenderError> {
+        if self.0 > 0 {
+            out.write_all(separator.as_bytes())?;
+        }
+        self.0 += 1;
+        out.write_all(text.as_bytes())?;
+        Ok(())
     }
 }
 
 /// JSON per the contract of [`wire`] (README.md, `crashdoc schema diagnosis`),
 /// pretty-printed: the document of one input ([`JsonArray`] for several).
-pub struct Json;
+#[derive(Debug, Default)]
+pub struct Json(Written);
 
 impl Render for Json {
-    fn one(&self, d: &Diagnosis) -> Result<String, RenderError> {
-        Ok(json(d)? + "\n")
+    fn collects(&self) -> bool {
+        false
     }
-    fn separator(&self) -> &'static str {
-        ""
+    fn begin(&mut self, _out: &mut dyn Write) -> Result<(), RenderError> {
+        Ok(())
+    }
+    fn diagnosis(&mut self, out: &mut dyn Write, d: Diagnosis) -> Result<(), RenderError> {
+        self.0.write(out, "", &(json(&d)? + "\n"))
+    }
+    fn finish(&mut self, _out: &mut dyn Write) -> Result<(), RenderError> {
+        Ok(())
     }
 }
 
 /// JSON of several inputs: one array of their diagnoses, in input order, so that the
 /// output is one JSON value (`jq`, `json.load`); one input keeps its single object.
-pub struct JsonArray;
+#[derive(Debug, Default)]
+pub struct JsonArray(Vec<wire::Diagnosis>);
 
 impl Render for JsonArray {
     fn collects(&self) -> bool {
         true
     }
-    fn all(&self, ds: &[Diagnosis]) -> Result<String, RenderError> {
-        let v: Vec<wire::Diagnosis> = ds.iter().map(wire::Diagnosis::from).collect();
-        Ok(serde_json::to_string_pretty(&v)? + "\n")
+    fn begin(&mut self, _out: &mut dyn Write) -> Result<(), RenderError> {
+        Ok(())
+    }
+    fn diagnosis(&mut self, _out: &mut dyn Write, d: Diagnosis) -> Result<(), RenderError> {
+        self.0.push(wire::Diagnosis::from(&d));
+        Ok(())
+    }
+    fn finish(&mut self, out: &mut dyn Write) -> Result<(), RenderError> {
+        out.write_all((serde_json::to_string_pretty(&self.0)? + "\n").as_bytes())?;
+        Ok(())
     }
 }
 
 /// One compact JSON diagnosis per line (batch work).
-pub struct Jsonl;
+#[derive(Debug, Default)]
+pub struct Jsonl(Written);
 
 impl Render for Jsonl {
-    fn one(&self, d: &Diagnosis) -> Result<String, RenderError> {
-        Ok(serde_json::to_string(&wire::Diagnosis::from(d))? + "\n")
+    fn collects(&self) -> bool {
+        false
     }
-    fn separator(&self) -> &'static str {
-        ""
+    fn begin(&mut self, _out: &mut dyn Write) -> Result<(), RenderError> {
+        Ok(())
+    }
+    fn diagnosis(&mut self, out: &mut dyn Write, d: Diagnosis) -> Result<(), RenderError> {
+        let line = serde_json::to_string(&wire::Diagnosis::from(&d))? + "\n";
+        self.0.write(out, "", &line)
+    }
+    fn finish(&mut self, _out: &mut dyn Write) -> Result<(), RenderError> {
+        Ok(())
     }
 }
 

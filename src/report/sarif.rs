@@ -37,7 +37,8 @@ struct Log {
 struct Run {
     tool: Tool,
     results: Vec<SarifResult>,
-    column_kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    column_kind: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -48,7 +49,7 @@ struct Tool {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Driver {
-    name: &'static str,
+    name: String,
     version: &'static str,
     rules: Vec<Rule>,
 }
@@ -62,12 +63,17 @@ struct Text {
 #[serde(rename_all = "camelCase")]
 struct Rule {
     id: String,
-    short_description: Text,
-    full_description: Text,
-    help: Text,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    short_description: Option<Text>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    full_description: Option<Text>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    help: Option<Text>,
     #[serde(skip_serializing_if = "Option::is_none")]
     help_uri: Option<String>,
-    default_configuration: Configuration,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    default_configuration: Option<Configuration>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     properties: BTreeMap<&'static str, serde_json::Value>,
 }
 
@@ -84,6 +90,7 @@ struct SarifResult {
     level: &'static str,
     message: Text,
     locations: Vec<Location>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     properties: BTreeMap<&'static str, serde_json::Value>,
 }
 
@@ -110,7 +117,10 @@ struct ArtifactLocation {
 #[serde(rename_all = "camelCase")]
 struct Region {
     start_line: usize,
-    snippet: Text,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start_column: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    snippet: Option<Text>,
 }
 
 /// The SARIF level of a severity.
@@ -209,19 +219,33 @@ fn message(c: &crate::engine::diagnosis::Cause) -> String {
     m
 }
 
-/// The SARIF log of some diagnoses (pretty JSON with a final newline).
-/// SARIF 2.1.0: one result per cause, every input in one log.
-pub struct Sarif;
+/// SARIF 2.1.0: one result per cause, every input in one log, written at the end
+/// ([`render`]).
+#[derive(Debug, Default)]
+pub struct Sarif(Vec<Diagnosis>);
 
 impl super::Render for Sarif {
     fn collects(&self) -> bool {
         true
     }
-    fn all(&self, ds: &[Diagnosis]) -> Result<String, super::RenderError> {
-        render(ds)
+    fn begin(&mut self, _out: &mut dyn std::io::Write) -> Result<(), super::RenderError> {
+        Ok(())
+    }
+    fn diagnosis(
+        &mut self,
+        _out: &mut dyn std::io::Write,
+        d: Diagnosis,
+    ) -> Result<(), super::RenderError> {
+        self.0.push(d);
+        Ok(())
+    }
+    fn finish(&mut self, out: &mut dyn std::io::Write) -> Result<(), super::RenderError> {
+        out.write_all(render(&self.0)?.as_bytes())?;
+        Ok(())
     }
 }
 
+/// The SARIF log of some diagnoses (pretty JSON with a final newline).
 pub fn render(ds: &[Diagnosis]) -> Result<String, serde_json::Error> {
     let mut rules: Vec<Rule> = Vec::new();
     let mut index: BTreeMap<String, usize> = BTreeMap::new();
@@ -235,17 +259,17 @@ pub fn render(ds: &[Diagnosis]) -> Result<String, serde_json::Error> {
                 props.insert("severity", serde_json::json!(c.severity.as_str()));
                 rules.push(Rule {
                     id: c.signature.clone(),
-                    short_description: Text {
+                    short_description: Some(Text {
                         text: escape_control(&c.title),
-                    },
-                    full_description: Text {
+                    }),
+                    full_description: Some(Text {
                         text: escape_control(c.explain.trim()),
-                    },
-                    help: Text { text: help(c) },
+                    }),
+                    help: Some(Text { text: help(c) }),
                     help_uri: c.references.first().cloned(),
-                    default_configuration: Configuration {
+                    default_configuration: Some(Configuration {
                         level: level(c.severity),
-                    },
+                    }),
                     properties: props,
                 });
                 rules.len() - 1
@@ -259,9 +283,10 @@ pub fn render(ds: &[Diagnosis]) -> Result<String, serde_json::Error> {
                         artifact_location: ArtifactLocation { uri: file.clone() },
                         region: Some(Region {
                             start_line: e.line,
-                            snippet: Text {
+                            start_column: None,
+                            snippet: Some(Text {
                                 text: escape_control(&e.text),
-                            },
+                            }),
                         }),
                     },
                 })
@@ -292,20 +317,104 @@ pub fn render(ds: &[Diagnosis]) -> Result<String, serde_json::Error> {
             });
         }
     }
-    let log = Log {
-        schema: SCHEMA,
-        version: VERSION,
-        runs: vec![Run {
-            tool: Tool {
-                driver: Driver {
-                    name: "crashdoc",
-                    version: env!("CARGO_PKG_VERSION"),
-                    rules,
+    write(Log::of(
+        "crashdoc",
+        rules,
+        results,
+        Some("unicodeCodePoints"),
+    ))
+}
+
+impl Log {
+    /// One run of `tool` (crashdoc or one of its commands).
+    fn of(
+        tool: &str,
+        rules: Vec<Rule>,
+        results: Vec<SarifResult>,
+        column_kind: Option<&'static str>,
+    ) -> Log {
+        Log {
+            schema: SCHEMA,
+            version: VERSION,
+            runs: vec![Run {
+                tool: Tool {
+                    driver: Driver {
+                        name: tool.to_string(),
+                        version: env!("CARGO_PKG_VERSION"),
+                        rules,
+                    },
                 },
-            },
-            results,
-            column_kind: "unicodeCodePoints",
-        }],
-    };
+                results,
+                column_kind,
+            }],
+        }
+    }
+}
+
+/// A log as pretty JSON with a final newline.
+fn write(log: Log) -> Result<String, serde_json::Error> {
     Ok(serde_json::to_string_pretty(&log)? + "\n")
+}
+
+/// One located problem of a checked file (a `sig lint` diagnostic).
+pub struct FileProblem<'a> {
+    /// Its code (`E001`), the SARIF rule.
+    pub rule: &'a str,
+    /// `error` or `warning`.
+    pub level: &'static str,
+    pub message: &'a str,
+    pub file: &'a str,
+    /// 1-based; 0 (unknown) is written as 1.
+    pub line: usize,
+    pub column: usize,
+}
+
+/// The SARIF log of a checker of files (`sig lint --format sarif`), in the same model
+/// as the diagnosis's: one rule per code (its help at `help_uri`), one result per
+/// problem, located at its line and column.
+pub fn file_problems(
+    tool: &str,
+    help_uri: &str,
+    problems: &[FileProblem<'_>],
+) -> Result<String, serde_json::Error> {
+    let mut codes: Vec<&str> = problems.iter().map(|p| p.rule).collect();
+    codes.sort_unstable();
+    codes.dedup();
+    let rules = codes
+        .iter()
+        .map(|c| Rule {
+            id: (*c).to_string(),
+            short_description: None,
+            full_description: None,
+            help: None,
+            help_uri: Some(help_uri.to_string()),
+            default_configuration: None,
+            properties: BTreeMap::new(),
+        })
+        .collect();
+    let results = problems
+        .iter()
+        .map(|p| SarifResult {
+            rule_id: p.rule.to_string(),
+            rule_index: codes.binary_search(&p.rule).unwrap_or_default(),
+            level: p.level,
+            message: Text {
+                text: p.message.to_string(),
+            },
+            locations: vec![Location {
+                physical_location: PhysicalLocation {
+                    artifact_location: ArtifactLocation {
+                        uri: p.file.to_string(),
+                    },
+                    region: Some(Region {
+                        start_line: p.line.max(1),
+                        start_column: Some(p.column.max(1)),
+                        snippet: None,
+                    }),
+                },
+            }],
+            properties: BTreeMap::new(),
+        })
+        .collect();
+    write(Log::of(tool, rules, results, None))
 }

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use super::when_phrase;
 use crate::engine::diagnosis::{Cause, Diagnosis, RenderedStep};
-use crate::engine::extract::Extraction;
+use crate::engine::extract::{Extraction, Failure};
 use crate::engine::findings::Finding;
 use crate::engine::rank::Confidence;
 use crate::knowledge::text::{clip, escape_control};
@@ -289,6 +289,43 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
         st.bold(&escape_control(&c.title)),
         badge(c, st)
     );
+    identity(out, c, st);
+    if !c.captures.is_empty() {
+        let caps: Vec<String> = c
+            .captures
+            .iter()
+            .map(|(k, v)| format!("{k}={}", escape_control(v)))
+            .collect();
+        let _ = writeln!(out, "   Read from the log: {}", caps.join("  "));
+    }
+    if let Some(seen) = seen_text(c) {
+        let _ = writeln!(out, "   Seen: {}", wrap(&seen, 9, "         ", st.width));
+    }
+    where_line(out, c, st);
+    evidence(out, c, st);
+    why(out, c, st);
+    for e in &c.environment {
+        let _ = writeln!(out, "   In this environment: {}", escape_control(e));
+    }
+    fix_block(out, &c.remediation, st);
+    consequences(out, c, st);
+    for a in &c.also_matches {
+        let _ = writeln!(
+            out,
+            "   Also matches (same evidence, less specific): {} — {} {}",
+            escape_control(&a.signature),
+            clip(&escape_control(&a.title), 90),
+            st.dim(&format!("[{} · {:.2}]", a.category.as_str(), a.score))
+        );
+    }
+    if let Some(r) = c.references.first() {
+        let _ = writeln!(out, "   See: {}", escape_control(r));
+    }
+}
+
+/// Under a cause's title: its signature (and layer), how it was found, and the folder it
+/// came from when not crashdoc's own.
+fn identity(out: &mut String, c: &Cause, st: Style) {
     match &c.layer {
         Some(layer) => {
             let _ = writeln!(out, "   {}", st.dim(&format!("{} ({layer})", c.signature)));
@@ -310,17 +347,10 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
             ))
         );
     }
-    if !c.captures.is_empty() {
-        let caps: Vec<String> = c
-            .captures
-            .iter()
-            .map(|(k, v)| format!("{k}={}", escape_control(v)))
-            .collect();
-        let _ = writeln!(out, "   Read from the log: {}", caps.join("  "));
-    }
-    if let Some(seen) = seen_text(c) {
-        let _ = writeln!(out, "   Seen: {}", wrap(&seen, 9, "         ", st.width));
-    }
+}
+
+/// `Where:` the module being imported, the crash site and the raise site when apart.
+fn where_line(out: &mut String, c: &Cause, st: Style) {
     let mut wh = Vec::new();
     if let Some(m) = &c.importing {
         wh.push(format!("while importing {}", escape_control(m)));
@@ -349,12 +379,10 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
             wrap(&wh.join("; "), 10, "          ", st.width)
         );
     }
-    evidence(out, c, st);
-    why(out, c, st);
-    for e in &c.environment {
-        let _ = writeln!(out, "   In this environment: {}", escape_control(e));
-    }
-    fix_block(out, &c.remediation, st);
+}
+
+/// The consequences folded under a cause (the first six).
+fn consequences(out: &mut String, c: &Cause, st: Style) {
     if !c.consequences.is_empty() {
         let _ = writeln!(
             out,
@@ -376,18 +404,6 @@ fn cause(out: &mut String, c: &Cause, st: Style) {
         if c.consequences.len() > 6 {
             let _ = writeln!(out, "     - … {} more", c.consequences.len() - 6);
         }
-    }
-    for a in &c.also_matches {
-        let _ = writeln!(
-            out,
-            "   Also matches (same evidence, less specific): {} — {} {}",
-            escape_control(&a.signature),
-            clip(&escape_control(&a.title), 90),
-            st.dim(&format!("[{} · {:.2}]", a.category.as_str(), a.score))
-        );
-    }
-    if let Some(r) = c.references.first() {
-        let _ = writeln!(out, "   See: {}", escape_control(r));
     }
 }
 
@@ -526,18 +542,48 @@ pub fn findings(findings: &[Finding]) -> String {
 
 /// The text format: for people, colour on a terminal; environment findings after the
 /// causes.
+/// Two inputs' reports are set apart by a blank line.
 pub struct Text {
     pub style: Style,
+    written: super::Written,
 }
 
-impl super::Render for Text {
-    fn one(&self, d: &Diagnosis) -> Result<String, super::RenderError> {
+impl Text {
+    pub fn new(style: Style) -> Text {
+        Text {
+            style,
+            written: super::Written::default(),
+        }
+    }
+
+    /// The report of one diagnosis: its causes, then its environment findings.
+    pub fn one(&self, d: &Diagnosis) -> String {
         let mut out = render(d, self.style);
         if !d.findings.is_empty() {
             out.push_str("Environment problems (compatibility rules on the facts given):\n");
             out.push_str(&findings(&d.findings));
         }
-        Ok(out)
+        out
+    }
+}
+
+impl super::Render for Text {
+    fn collects(&self) -> bool {
+        false
+    }
+    fn begin(&mut self, _out: &mut dyn std::io::Write) -> Result<(), super::RenderError> {
+        Ok(())
+    }
+    fn diagnosis(
+        &mut self,
+        out: &mut dyn std::io::Write,
+        d: Diagnosis,
+    ) -> Result<(), super::RenderError> {
+        let text = self.one(&d);
+        self.written.write(out, "\n", &text)
+    }
+    fn finish(&mut self, _out: &mut dyn std::io::Write) -> Result<(), super::RenderError> {
+        Ok(())
     }
 }
 
@@ -713,83 +759,7 @@ pub fn render_extraction(input: &str, x: &Extraction, st: Style) -> String {
             ))
         );
         for f in x.failures.iter().filter(|f| f.attempt == a.index) {
-            let mark = if f.first_in_attempt {
-                st.conf(Confidence::High, "FIRST ")
-            } else if let Some(c) = f.consequence_of {
-                st.dim(&format!("after #{c} "))
-            } else {
-                String::new()
-            };
-            let streams = if f.streams.len() > 1 {
-                format!(
-                    " in {} streams ({}…), ×{}",
-                    f.streams.len(),
-                    escape_control(&f.streams[0]),
-                    f.count
-                )
-            } else if f.count > 1 {
-                format!(" ×{}", f.count)
-            } else {
-                String::new()
-            };
-            let _ = writeln!(
-                out,
-                "  #{} {mark}[{}] line {}{}{streams}",
-                f.id,
-                f.kind.as_str(),
-                f.first.line,
-                if f.first.stream.is_empty() {
-                    String::new()
-                } else {
-                    format!(" {}", escape_control(&f.first.stream))
-                },
-            );
-            let _ = writeln!(
-                out,
-                "      {}",
-                clip(
-                    &escape_control(&f.headline.replace('\n', " ⏎ ")),
-                    st.budget(6)
-                )
-            );
-            if let Some(p) = &f.preamble {
-                let _ = writeln!(out, "      preamble: {}", escape_control(p));
-            }
-            if f.chain.len() > 1 {
-                for e in &f.chain {
-                    let _ = writeln!(
-                        out,
-                        "      chain: line {} {}{}",
-                        e.line,
-                        clip(&escape_control(&e.headline()), 100),
-                        if e.wrapper { " (wrapper)" } else { "" }
-                    );
-                }
-            }
-            if let Some(m) = &f.importing {
-                let _ = writeln!(out, "      importing: {}", escape_control(m));
-            }
-            if let Some(s) = &f.crash_site {
-                let _ = writeln!(
-                    out,
-                    "      crash site: {} ({}) line {}",
-                    escape_control(&s.file),
-                    escape_control(&s.function),
-                    s.line
-                );
-            }
-            if let Some(s) = &f.raise_site {
-                let _ = writeln!(
-                    out,
-                    "      raise site: {} ({}) line {}",
-                    escape_control(&s.file),
-                    escape_control(&s.function),
-                    s.line
-                );
-            }
-            if f.truncated {
-                let _ = writeln!(out, "      (cut off)");
-            }
+            failure(&mut out, f, st);
         }
     }
     if x.dropped_failures > 0 {
@@ -809,6 +779,88 @@ pub fn render_extraction(input: &str, x: &Extraction, st: Style) -> String {
         );
     }
     fitted(out, st)
+}
+
+/// One failure of an extraction: its mark, kind, line and streams, the headline, then
+/// the preamble, chain, module imported, crash and raise sites.
+fn failure(out: &mut String, f: &Failure, st: Style) {
+    let mark = if f.first_in_attempt {
+        st.conf(Confidence::High, "FIRST ")
+    } else if let Some(c) = f.consequence_of {
+        st.dim(&format!("after #{c} "))
+    } else {
+        String::new()
+    };
+    let streams = if f.streams.len() > 1 {
+        format!(
+            " in {} streams ({}…), ×{}",
+            f.streams.len(),
+            escape_control(&f.streams[0]),
+            f.count
+        )
+    } else if f.count > 1 {
+        format!(" ×{}", f.count)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "  #{} {mark}[{}] line {}{}{streams}",
+        f.id,
+        f.kind.as_str(),
+        f.first.line,
+        if f.first.stream.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", escape_control(&f.first.stream))
+        },
+    );
+    let _ = writeln!(
+        out,
+        "      {}",
+        clip(
+            &escape_control(&f.headline.replace('\n', " ⏎ ")),
+            st.budget(6)
+        )
+    );
+    if let Some(p) = &f.preamble {
+        let _ = writeln!(out, "      preamble: {}", escape_control(p));
+    }
+    if f.chain.len() > 1 {
+        for e in &f.chain {
+            let _ = writeln!(
+                out,
+                "      chain: line {} {}{}",
+                e.line,
+                clip(&escape_control(&e.headline()), 100),
+                if e.wrapper { " (wrapper)" } else { "" }
+            );
+        }
+    }
+    if let Some(m) = &f.importing {
+        let _ = writeln!(out, "      importing: {}", escape_control(m));
+    }
+    if let Some(s) = &f.crash_site {
+        let _ = writeln!(
+            out,
+            "      crash site: {} ({}) line {}",
+            escape_control(&s.file),
+            escape_control(&s.function),
+            s.line
+        );
+    }
+    if let Some(s) = &f.raise_site {
+        let _ = writeln!(
+            out,
+            "      raise site: {} ({}) line {}",
+            escape_control(&s.file),
+            escape_control(&s.function),
+            s.line
+        );
+    }
+    if f.truncated {
+        let _ = writeln!(out, "      (cut off)");
+    }
 }
 
 /// One sentence saying how a cause was found, when not by a signature's own conditions.

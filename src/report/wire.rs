@@ -56,7 +56,7 @@ macro_rules! mirror_enum {
 }
 
 mirror_enum! {
-    /// The failure class of the taxonomy (DESIGN.md, docs/signature-format.md).
+    /// The failure class of the taxonomy (docs/signature-format.md, Categories).
     #[serde(rename_all = "kebab-case")]
     Category from model::Category {
         VersionMismatch, ImportError, MissingSharedLibrary, UndefinedSymbolAbi,

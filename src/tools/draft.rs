@@ -31,11 +31,11 @@ use crate::engine::extract::{Extraction, Failure, FailureId, FailureKind};
 use crate::engine::ingest::LineReader;
 use crate::engine::matcher::{Compiled, EngineKind, Matches, PrefilterError};
 use crate::engine::pipeline::Engine;
+use crate::knowledge::reading::valid_id;
 use crate::knowledge::signature::load::{compile_files, LibraryFile};
 use crate::knowledge::signature::model::Category;
 use crate::knowledge::signature::Library;
 use crate::knowledge::signature::SigIndex;
-use crate::knowledge::sources::valid_id;
 
 /// Messages longer than this are cut (at a character boundary) before generalizing.
 pub const MAX_MESSAGE_CHARS: usize = 300;

@@ -219,6 +219,106 @@ fn ratio(a: &str, b: &str) -> f32 {
     TextDiff::from_words(a, b).ratio()
 }
 
+/// The log's lines, prefixes peeled: (line number, message).
+fn peeled_lines(name: &str, text: &str) -> Result<Vec<(usize, String)>, ExplainError> {
+    let mut lines: Vec<(usize, String)> = Vec::new();
+    let cursor = std::io::Cursor::new(text.as_bytes().to_vec());
+    let mut reader = LineReader::from_reader(Box::new(cursor), name.to_string())?;
+    while let Some(l) = reader.next_line()? {
+        let r = normalize(l);
+        lines.push((r.line, r.message));
+    }
+    Ok(lines)
+}
+
+/// Each atom of the signature with the lines that hold it (the first few).
+fn atom_hits(sig: &Signature, lines: &[(usize, String)]) -> Vec<AtomHit> {
+    sig.atoms
+        .iter()
+        .map(|a| AtomHit {
+            atom: a.clone(),
+            lines: lines
+                .iter()
+                .filter(|(_, t)| t.to_ascii_lowercase().contains(a.as_str()))
+                .map(|(n, _)| *n)
+                .take(MAX_ATOM_LINES)
+                .collect(),
+        })
+        .collect()
+}
+
+/// The failure (line, headline), subject and condition outcomes to show the tree on.
+type TreeSubject = (Option<(usize, String)>, Option<String>, Vec<Outcome>);
+
+/// The failure and subject to show the tree on: the matched one (`hit`), else the one
+/// where the most condition nodes hold.
+fn tree_subject(
+    sig: &Signature,
+    x: &crate::engine::extract::Extraction,
+    hit: Option<crate::engine::extract::FailureId>,
+) -> TreeSubject {
+    let mut best: Option<(usize, &Failure, Subject<'_>, Vec<Outcome>)> = None;
+    for f in &x.failures {
+        if hit.is_some_and(|h| h != f.id) {
+            continue;
+        }
+        for s in Subject::all(f) {
+            let mut o = Vec::new();
+            outcomes(&sig.cond, f, &s, 0, &mut o);
+            let score = o.iter().filter(|o| o.holds).count() + usize::from(o[0].holds) * 1000;
+            if best.as_ref().is_none_or(|b| score > b.0) {
+                best = Some((score, f, s, o));
+            }
+        }
+    }
+    match best {
+        Some((_, f, s, o)) => (
+            Some((f.first.line, f.headline.clone())),
+            Some(s.headline.clone()),
+            o,
+        ),
+        None => (None, None, Vec::new()),
+    }
+}
+
+/// The log line closest to the signature's literal parts, with word diffs against them
+/// and against the nearest example line.
+fn closest_line(sig: &Signature, lines: &[(usize, String)]) -> Option<Closest> {
+    let mut lits = Vec::new();
+    positive_literals(&sig.cond, &mut lits);
+    let target = lits.join(" ");
+    lines
+        .iter()
+        .filter(|(_, t)| !t.trim().is_empty())
+        .map(|(n, t)| (*n, t, ratio(&target, t)))
+        .fold(None::<(usize, &String, f32)>, |acc, c| match acc {
+            Some(a) if a.2 >= c.2 => Some(a),
+            _ => Some(c),
+        })
+        .map(|(n, t, r)| {
+            let example = sig
+                .examples
+                .matches
+                .iter()
+                .flat_map(|e| e.log.lines())
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| (l, ratio(l, t)))
+                .fold(None::<(&str, f32)>, |acc, c| match acc {
+                    Some(a) if a.1 >= c.1 => Some(a),
+                    _ => Some(c),
+                })
+                .map(|(l, _)| l.to_string());
+            Closest {
+                line: n,
+                text: t.clone(),
+                ratio: r,
+                diff_literals: word_diff(&target, t),
+                diff_example: example.as_ref().map(|e| word_diff(e, t)),
+                example,
+            }
+        })
+}
+
 /// Explains signature `id` on the text of one log.
 pub fn explain(
     lib: &Library,
@@ -234,28 +334,8 @@ pub fn explain(
     let sig: &Signature = &lib.signatures[index];
     let (x, m) = crate::tools::draft::run_text(lib, name, text)?;
 
-    // the log's lines, prefixes peeled
-    let mut lines: Vec<(usize, String)> = Vec::new();
-    let cursor = std::io::Cursor::new(text.as_bytes().to_vec());
-    let mut reader = LineReader::from_reader(Box::new(cursor), name.to_string())?;
-    while let Some(l) = reader.next_line()? {
-        let r = normalize(l);
-        lines.push((r.line, r.message));
-    }
-
-    let atoms = sig
-        .atoms
-        .iter()
-        .map(|a| AtomHit {
-            atom: a.clone(),
-            lines: lines
-                .iter()
-                .filter(|(_, t)| t.to_ascii_lowercase().contains(a.as_str()))
-                .map(|(n, _)| *n)
-                .take(MAX_ATOM_LINES)
-                .collect(),
-        })
-        .collect::<Vec<_>>();
+    let lines = peeled_lines(name, text)?;
+    let atoms = atom_hits(sig, &lines);
 
     let hit = m.failures.iter().find(|h| h.signature == index);
     let loose_lines: Vec<usize> = m
@@ -265,67 +345,11 @@ pub fn explain(
         .unwrap_or_default();
     let matched = hit.is_some() || !loose_lines.is_empty();
 
-    // the failure and subject to show the tree on: the matched one, else the one where
-    // the most condition nodes hold
-    let mut best: Option<(usize, &Failure, Subject<'_>, Vec<Outcome>)> = None;
-    for f in &x.failures {
-        if hit.is_some_and(|h| h.failure != f.id) {
-            continue;
-        }
-        for s in Subject::all(f) {
-            let mut o = Vec::new();
-            outcomes(&sig.cond, f, &s, 0, &mut o);
-            let score = o.iter().filter(|o| o.holds).count() + usize::from(o[0].holds) * 1000;
-            if best.as_ref().is_none_or(|b| score > b.0) {
-                best = Some((score, f, s, o));
-            }
-        }
-    }
-    let (failure, subject, conditions) = match best {
-        Some((_, f, s, o)) => (
-            Some((f.first.line, f.headline.clone())),
-            Some(s.headline.clone()),
-            o,
-        ),
-        None => (None, None, Vec::new()),
-    };
-
+    let (failure, subject, conditions) = tree_subject(sig, &x, hit.map(|h| h.failure));
     let closest = if matched {
         None
     } else {
-        let mut lits = Vec::new();
-        positive_literals(&sig.cond, &mut lits);
-        let target = lits.join(" ");
-        lines
-            .iter()
-            .filter(|(_, t)| !t.trim().is_empty())
-            .map(|(n, t)| (*n, t, ratio(&target, t)))
-            .fold(None::<(usize, &String, f32)>, |acc, c| match acc {
-                Some(a) if a.2 >= c.2 => Some(a),
-                _ => Some(c),
-            })
-            .map(|(n, t, r)| {
-                let example = sig
-                    .examples
-                    .matches
-                    .iter()
-                    .flat_map(|e| e.log.lines())
-                    .filter(|l| !l.trim().is_empty())
-                    .map(|l| (l, ratio(l, t)))
-                    .fold(None::<(&str, f32)>, |acc, c| match acc {
-                        Some(a) if a.1 >= c.1 => Some(a),
-                        _ => Some(c),
-                    })
-                    .map(|(l, _)| l.to_string());
-                Closest {
-                    line: n,
-                    text: t.clone(),
-                    ratio: r,
-                    diff_literals: word_diff(&target, t),
-                    diff_example: example.as_ref().map(|e| word_diff(e, t)),
-                    example,
-                }
-            })
+        closest_line(sig, &lines)
     };
 
     let (layer, layer_notes, similarity) =
@@ -348,7 +372,7 @@ pub fn explain(
 
 /// The human rendering.
 pub fn render(e: &Explanation) -> String {
-    use crate::knowledge::text::{clip, escape_control};
+    use crate::knowledge::text::escape_control;
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -374,6 +398,25 @@ pub fn render(e: &Explanation) -> String {
             crate::engine::matcher::fuzzy::THRESHOLD
         );
     }
+    render_atoms(&mut o, e);
+    render_conditions(&mut o, e);
+    if !e.loose_lines.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nMatched loose lines: {}",
+            e.loose_lines
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    render_closest(&mut o, e);
+    o
+}
+
+/// The atoms and the lines that hold them.
+fn render_atoms(o: &mut String, e: &Explanation) {
     let _ = writeln!(o, "\nAtoms (the prefilter looks for any one):");
     for a in &e.atoms {
         if a.lines.is_empty() {
@@ -397,6 +440,11 @@ pub fn render(e: &Explanation) -> String {
             "  → no atom hit: the signature is never a candidate on this log"
         );
     }
+}
+
+/// The condition tree on the failure shown.
+fn render_conditions(o: &mut String, e: &Explanation) {
+    use crate::knowledge::text::{clip, escape_control};
     match (&e.failure, &e.subject) {
         (Some((line, head)), Some(subj)) => {
             let _ = writeln!(
@@ -421,17 +469,11 @@ pub fn render(e: &Explanation) -> String {
             let _ = writeln!(o, "\nNo failure was extracted from the log.");
         }
     }
-    if !e.loose_lines.is_empty() {
-        let _ = writeln!(
-            o,
-            "\nMatched loose lines: {}",
-            e.loose_lines
-                .iter()
-                .map(|n| n.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
+}
+
+/// The closest line, when nothing matched.
+fn render_closest(o: &mut String, e: &Explanation) {
+    use crate::knowledge::text::{clip, escape_control};
     if let Some(c) = &e.closest {
         let _ = writeln!(o, "\nClosest line: {} (similarity {:.2})", c.line, c.ratio);
         let _ = writeln!(o, "  {}", escape_control(&clip(&c.text, 200)));
@@ -449,5 +491,4 @@ pub fn render(e: &Explanation) -> String {
             let _ = writeln!(o, "  {}", escape_control(&clip(d, 300)));
         }
     }
-    o
 }

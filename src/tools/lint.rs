@@ -28,11 +28,11 @@
 
 use regex_syntax::ast::{self, Ast};
 
+use crate::knowledge::reading::{file_stem, is_yaml};
 use crate::knowledge::signature::compile;
 use crate::knowledge::signature::error::{Code, Diagnostic};
 use crate::knowledge::signature::load::{compile_files, parse_signature, LibraryFile};
 use crate::knowledge::signature::model::{Condition, SignatureFile, Text};
-use crate::knowledge::sources::{file_stem, is_yaml};
 
 /// Atoms shorter than this are weak (the loader refuses those under 3).
 pub const MIN_STRONG_ATOM: usize = 5;
@@ -123,6 +123,55 @@ fn regexes<'a>(c: &'a Condition, negated: bool, alt: bool, out: &mut Vec<(&'a Te
         | Condition::GpuCapability(_)
         | Condition::Driver(_)
         | Condition::TorchCuda(_) => {}
+    }
+}
+
+/// W001: weak atoms, given or derived (the derived ones only when the file gives none).
+fn weak_atoms(f: &LibraryFile, s: &SignatureFile, out: &mut Vec<Diagnostic>) {
+    let name = f.name.as_str();
+    if !s.atoms.is_empty() {
+        for a in &s.atoms {
+            if a.value.len() >= crate::knowledge::signature::atoms::MIN_ATOM_LEN
+                && weak_atom(&a.value)
+            {
+                out.push(at(
+                    Diagnostic::new(
+                        Code::W001,
+                        name,
+                        format!("weak atom `{}`: too short or too common in ordinary logs; give a longer, rarer literal", a.value),
+                    ),
+                    f,
+                    a,
+                ));
+            }
+        }
+    } else if let Ok(sig) = compile::compile(s, name, &f.text, file_stem(name)) {
+        let weak: Vec<&String> = sig.atoms.iter().filter(|a| weak_atom(a)).collect();
+        if !weak.is_empty() {
+            let mut texts = Vec::new();
+            literal_texts(&s.condition, &mut texts);
+            let loc = texts
+                .iter()
+                .find(|t| {
+                    let low = t.value.to_ascii_lowercase();
+                    weak.iter().any(|w| low.contains(w.trim()))
+                })
+                .copied()
+                .unwrap_or(&s.id);
+            out.push(at(
+                Diagnostic::new(
+                    Code::W001,
+                    name,
+                    format!(
+                        "weak derived atom{} {}: too short or too common in ordinary logs; add a longer literal to the regex or give `atoms:`",
+                        if weak.len() > 1 { "s" } else { "" },
+                        weak.iter().map(|w| format!("`{w}`")).collect::<Vec<_>>().join(", ")
+                    ),
+                ),
+                f,
+                loc,
+            ));
+        }
     }
 }
 
@@ -235,51 +284,7 @@ fn advise(f: &LibraryFile, s: &SignatureFile) -> Vec<Diagnostic> {
             .at(&f.text, 1, 1),
         );
     }
-    // W001: weak atoms, given or derived
-    if !s.atoms.is_empty() {
-        for a in &s.atoms {
-            if a.value.len() >= crate::knowledge::signature::atoms::MIN_ATOM_LEN
-                && weak_atom(&a.value)
-            {
-                out.push(at(
-                    Diagnostic::new(
-                        Code::W001,
-                        name,
-                        format!("weak atom `{}`: too short or too common in ordinary logs; give a longer, rarer literal", a.value),
-                    ),
-                    f,
-                    a,
-                ));
-            }
-        }
-    } else if let Ok(sig) = compile::compile(s, name, &f.text, file_stem(name)) {
-        let weak: Vec<&String> = sig.atoms.iter().filter(|a| weak_atom(a)).collect();
-        if !weak.is_empty() {
-            let mut texts = Vec::new();
-            literal_texts(&s.condition, &mut texts);
-            let loc = texts
-                .iter()
-                .find(|t| {
-                    let low = t.value.to_ascii_lowercase();
-                    weak.iter().any(|w| low.contains(w.trim()))
-                })
-                .copied()
-                .unwrap_or(&s.id);
-            out.push(at(
-                Diagnostic::new(
-                    Code::W001,
-                    name,
-                    format!(
-                        "weak derived atom{} {}: too short or too common in ordinary logs; add a longer literal to the regex or give `atoms:`",
-                        if weak.len() > 1 { "s" } else { "" },
-                        weak.iter().map(|w| format!("`{w}`")).collect::<Vec<_>>().join(", ")
-                    ),
-                ),
-                f,
-                loc,
-            ));
-        }
-    }
+    weak_atoms(f, s, &mut out);
     // W002: captures never used
     let mut res = Vec::new();
     regexes(&s.condition, false, false, &mut res);

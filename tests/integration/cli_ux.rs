@@ -537,7 +537,8 @@ fn an_edited_copy_of_the_library_replaces_the_builtin_signatures() {
         .expect("run");
     assert_eq!(code(&o), 2);
     assert!(
-        stderr(&o).contains("unknown key \"bogus\""),
+        // located (serde's deny_unknown_fields through the toml crate)
+        stderr(&o).contains("crashdoc.toml:1:1: unknown field `bogus`"),
         "{}",
         stderr(&o)
     );

@@ -213,7 +213,10 @@ fn sig_new_drafts_the_failing_block_lists_the_others_and_drafts_the_one_chosen()
     let out = dir.path().join("signatures/serving");
     let run = |extra: &[&str]| {
         crashdoc()
-            .args(["sig", "new", "--no-builtin", "--from", SCENARIO, "--out"])
+            .current_dir(dir.path())
+            .args(["sig", "new", "--no-builtin", "--from"])
+            .arg(repo(SCENARIO))
+            .arg("--out")
             .arg(&out)
             .args(extra)
             .output()
@@ -247,7 +250,9 @@ fn sig_new_drafts_the_failing_block_lists_the_others_and_drafts_the_one_chosen()
 fn sig_new_never_drafts_from_a_source_code_line() {
     // the log's first failure is the `raise ValueError(` line Python echoes
     let dir = tempfile::tempdir().expect("tmp");
+    // outside the repository: inside it, `sig new` reads its `./signatures` too
     let o = crashdoc()
+        .current_dir(dir.path())
         .args(["sig", "new", "--no-builtin", "--from"])
         .arg(repo("corpus/qwen-kv-cache-insufficient/log.txt"))
         .arg("--out")

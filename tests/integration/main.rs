@@ -1,6 +1,11 @@
 //! The integration tests, in one binary (ripgrep's shape): one link step, one process,
 //! shared helpers in [`util`]. Run one group with `cargo test --test integration hostile::`.
 
+// a test stops at the first thing that is not as it expects, saying what
+#![allow(clippy::expect_used)]
+// a scenario test reads top to bottom (the 100-line limit is for the program's functions)
+#![allow(clippy::too_many_lines)]
+
 mod util;
 
 mod cli_ux;
@@ -31,4 +36,5 @@ mod security;
 mod shell_exec;
 mod sig_diff;
 mod signature_errors;
+mod sources;
 mod trust3;

@@ -230,25 +230,20 @@ pub struct Attempt {
 }
 
 /// Everything extracted from one input.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Extraction {
     pub lines: usize,
     pub attempts: Vec<Attempt>,
     pub failures: Vec<Failure>,
     /// The systemd unit of the first failure whose unit the log establishes (never
     /// merely the first unit a journal names; see [`units`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
-    #[serde(skip_serializing_if = "is_zero")]
     pub dropped_failures: usize,
     /// Streams whose open block was closed early by the cap on open streams.
-    #[serde(skip_serializing_if = "is_zero")]
     pub evicted_streams: usize,
     /// The failing block the log's structure shows (see [`crate::engine::steps`]).
-    #[serde(skip)]
     pub failing_block: Option<crate::engine::steps::Block>,
     /// The pids the log places in a unit.
-    #[serde(skip)]
     pub pid_units: std::collections::BTreeMap<u32, String>,
 }
 
@@ -651,6 +646,13 @@ impl Extractor {
             }
         }
         // 3. A new block, a one-line failure, or a loose line.
+        self.start(st, key, rec)
+    }
+
+    /// A record no open block took: it opens a block (a traceback, an exception, an
+    /// abort, NCCL, a Python warning), waits as a pending error line, is a one-line
+    /// failure, or is returned as a loose line.
+    fn start(&mut self, st: &mut StreamState, key: &str, rec: Record) -> Option<Record> {
         let label = key.to_string();
         let msg = rec.message.as_str();
         if let Some((frames, exc)) = shapes::collapsed_traceback(msg) {
@@ -726,99 +728,9 @@ impl Extractor {
     fn continue_block(&mut self, open: &mut Open, rec: &Record) -> Step {
         let msg = rec.message.as_str();
         match open.state {
-            State::Frames => {
-                if let Some(f) = shapes::frame(msg) {
-                    open.absorb(rec);
-                    open.push_frame(f, rec);
-                    return Step::Absorbed;
-                }
-                if msg.trim().is_empty() {
-                    return Step::Absorbed;
-                }
-                if msg.starts_with([' ', '\t']) {
-                    // the source line of the last frame, or a caret marker line
-                    open.absorb(rec);
-                    let t = msg.trim();
-                    if let Some(last) = open.frames.last_mut() {
-                        if last.source.is_none() && !t.chars().all(|c| matches!(c, '^' | '~' | ' '))
-                        {
-                            last.source = Some(t.to_string());
-                        }
-                    }
-                    return Step::Absorbed;
-                }
-                if shapes::is_traceback_header(msg) || msg.starts_with("[Previous line repeated") {
-                    open.absorb(rec);
-                    return Step::Absorbed;
-                }
-                if let Some((ty, m)) = shapes::exception_line(msg) {
-                    open.absorb(rec);
-                    open.push_exception(ty, m, rec);
-                    open.state = State::Message { blank: false };
-                    return Step::Absorbed;
-                }
-                // a wrapped fragment of the previous line (copied from a narrow terminal)
-                open.absorb(rec);
-                Step::Absorbed
-            }
-            State::Message { blank } => {
-                if let Some(marker) = shapes::chain_marker(msg) {
-                    open.absorb(rec);
-                    open.follows = Some(marker);
-                    open.state = State::AfterMarker;
-                    return Step::Absorbed;
-                }
-                if let Some(f) = shapes::frame(msg) {
-                    if open.msg_lines == 1 && !blank && open.kind == FailureKind::Traceback {
-                        // what looked like the exception line was a wrapped fragment
-                        if let Some(e) = open.chain.pop() {
-                            open.frames = e.frames;
-                            open.follows = e.follows;
-                        }
-                        open.absorb(rec);
-                        open.push_frame(f, rec);
-                        open.state = State::Frames;
-                        return Step::Absorbed;
-                    }
-                    return Step::Closed;
-                }
-                if msg.trim().is_empty() {
-                    open.state = State::Message { blank: true };
-                    return Step::Absorbed;
-                }
-                if !blank && open.msg_lines < MAX_MESSAGE_LINES && continues_message(open, rec) {
-                    open.absorb(rec);
-                    open.msg_lines += 1;
-                    if let Some(e) = open.chain.last_mut() {
-                        if !e.message.is_empty() || !msg.trim().is_empty() {
-                            if !e.message.is_empty() {
-                                e.message.push('\n');
-                            }
-                            e.message.push_str(msg.trim_end());
-                        }
-                    }
-                    return Step::Absorbed;
-                }
-                Step::Closed
-            }
-            State::AfterMarker => {
-                if msg.trim().is_empty() {
-                    return Step::Absorbed;
-                }
-                if shapes::is_traceback_header(msg) {
-                    open.absorb(rec);
-                    open.state = State::Frames;
-                    return Step::Absorbed;
-                }
-                if let Some(f) = shapes::frame(msg) {
-                    open.absorb(rec);
-                    open.push_frame(f, rec);
-                    open.state = State::Frames;
-                    return Step::Absorbed;
-                }
-                open.truncated = true;
-                Step::Closed
-            }
+            State::Frames => frames_line(open, rec),
+            State::Message { blank } => message_line(open, rec, blank),
+            State::AfterMarker => after_marker(open, rec),
             State::Nccl => {
                 if shapes::is_nccl_any(msg) && open.lines.len() < 64 {
                     open.absorb(rec);
@@ -826,33 +738,7 @@ impl Extractor {
                 }
                 Step::Closed
             }
-            State::Abort => {
-                if let Some(w) = shapes::what_line(msg) {
-                    open.absorb(rec);
-                    let ty = shapes::abort_type(&open.lines[0].message).unwrap_or_default();
-                    open.chain.push(ExceptionInfo {
-                        exception_type: ty,
-                        wrapper: false,
-                        message: w,
-                        line: rec.line,
-                        follows: None,
-                        frames: Vec::new(),
-                        elided_frames: 0,
-                    });
-                    return Step::Absorbed;
-                }
-                let t = msg.trim_start();
-                if !msg.trim().is_empty()
-                    && open.lines.len() < 40
-                    && (msg.starts_with([' ', '\t'])
-                        || t.starts_with("Exception raised from")
-                        || t.starts_with("frame #"))
-                {
-                    open.absorb(rec);
-                    return Step::Absorbed;
-                }
-                Step::Closed
-            }
+            State::Abort => abort_line(open, rec),
             State::PyWarning { source_seen } => {
                 if !source_seen && msg.starts_with([' ', '\t']) && !msg.trim().is_empty() {
                     open.absorb(rec);
@@ -1107,6 +993,137 @@ pub fn extract_records(
         let _ = x.push(r);
     }
     x.finish()
+}
+
+/// A line after a traceback header or a frame: a frame, its source line, a chained header or the exception line.
+fn frames_line(open: &mut Open, rec: &Record) -> Step {
+    let msg = rec.message.as_str();
+    if let Some(f) = shapes::frame(msg) {
+        open.absorb(rec);
+        open.push_frame(f, rec);
+        return Step::Absorbed;
+    }
+    if msg.trim().is_empty() {
+        return Step::Absorbed;
+    }
+    if msg.starts_with([' ', '\t']) {
+        // the source line of the last frame, or a caret marker line
+        open.absorb(rec);
+        let t = msg.trim();
+        if let Some(last) = open.frames.last_mut() {
+            if last.source.is_none() && !t.chars().all(|c| matches!(c, '^' | '~' | ' ')) {
+                last.source = Some(t.to_string());
+            }
+        }
+        return Step::Absorbed;
+    }
+    if shapes::is_traceback_header(msg) || msg.starts_with("[Previous line repeated") {
+        open.absorb(rec);
+        return Step::Absorbed;
+    }
+    if let Some((ty, m)) = shapes::exception_line(msg) {
+        open.absorb(rec);
+        open.push_exception(ty, m, rec);
+        open.state = State::Message { blank: false };
+        return Step::Absorbed;
+    }
+    // a wrapped fragment of the previous line (copied from a narrow terminal)
+    open.absorb(rec);
+    Step::Absorbed
+}
+
+/// A line after an exception line: a chain marker, a continued message, or the end (a frame right after a one-line message means that line was a wrapped fragment).
+fn message_line(open: &mut Open, rec: &Record, blank: bool) -> Step {
+    let msg = rec.message.as_str();
+    if let Some(marker) = shapes::chain_marker(msg) {
+        open.absorb(rec);
+        open.follows = Some(marker);
+        open.state = State::AfterMarker;
+        return Step::Absorbed;
+    }
+    if let Some(f) = shapes::frame(msg) {
+        if open.msg_lines == 1 && !blank && open.kind == FailureKind::Traceback {
+            // what looked like the exception line was a wrapped fragment
+            if let Some(e) = open.chain.pop() {
+                open.frames = e.frames;
+                open.follows = e.follows;
+            }
+            open.absorb(rec);
+            open.push_frame(f, rec);
+            open.state = State::Frames;
+            return Step::Absorbed;
+        }
+        return Step::Closed;
+    }
+    if msg.trim().is_empty() {
+        open.state = State::Message { blank: true };
+        return Step::Absorbed;
+    }
+    if !blank && open.msg_lines < MAX_MESSAGE_LINES && continues_message(open, rec) {
+        open.absorb(rec);
+        open.msg_lines += 1;
+        if let Some(e) = open.chain.last_mut() {
+            if !e.message.is_empty() || !msg.trim().is_empty() {
+                if !e.message.is_empty() {
+                    e.message.push('\n');
+                }
+                e.message.push_str(msg.trim_end());
+            }
+        }
+        return Step::Absorbed;
+    }
+    Step::Closed
+}
+
+/// A line after a chain marker (`During handling of …`): the next traceback, or the block was cut off.
+fn after_marker(open: &mut Open, rec: &Record) -> Step {
+    let msg = rec.message.as_str();
+    if msg.trim().is_empty() {
+        return Step::Absorbed;
+    }
+    if shapes::is_traceback_header(msg) {
+        open.absorb(rec);
+        open.state = State::Frames;
+        return Step::Absorbed;
+    }
+    if let Some(f) = shapes::frame(msg) {
+        open.absorb(rec);
+        open.push_frame(f, rec);
+        open.state = State::Frames;
+        return Step::Absorbed;
+    }
+    open.truncated = true;
+    Step::Closed
+}
+
+/// A line after a C++ abort (`terminate called …`): its `what():` line and the backtrace under it.
+fn abort_line(open: &mut Open, rec: &Record) -> Step {
+    let msg = rec.message.as_str();
+    if let Some(w) = shapes::what_line(msg) {
+        open.absorb(rec);
+        let ty = shapes::abort_type(&open.lines[0].message).unwrap_or_default();
+        open.chain.push(ExceptionInfo {
+            exception_type: ty,
+            wrapper: false,
+            message: w,
+            line: rec.line,
+            follows: None,
+            frames: Vec::new(),
+            elided_frames: 0,
+        });
+        return Step::Absorbed;
+    }
+    let t = msg.trim_start();
+    if !msg.trim().is_empty()
+        && open.lines.len() < 40
+        && (msg.starts_with([' ', '\t'])
+            || t.starts_with("Exception raised from")
+            || t.starts_with("frame #"))
+    {
+        open.absorb(rec);
+        return Step::Absorbed;
+    }
+    Step::Closed
 }
 
 #[cfg(test)]

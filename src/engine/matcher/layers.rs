@@ -16,12 +16,11 @@
 use super::{fuzzy, wrap};
 
 use super::{Matcher, Matches};
+pub use super::{Via, ViaNote};
 use crate::engine::extract::Extraction;
 use crate::env::Facts;
 use crate::knowledge::signature::table::Layer;
 use crate::knowledge::signature::SigIndex;
-
-pub use super::{Via, ViaNote};
 
 /// Runs the layers that add matches: wrappers, then fuzzy similarity on the failures
 /// still unexplained.

@@ -18,8 +18,6 @@ pub mod wrap;
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
 pub use eval::{evaluate, evaluate_with, Subject};
 pub use prefilter::{Prefilter, PrefilterError};
 
@@ -28,7 +26,8 @@ use crate::engine::normalize::Record;
 use crate::env::Facts;
 use crate::knowledge::signature::{Library, Severity, SigIndex};
 
-/// How a match was found when it was not by a signature's own conditions on the text.
+/// How a match was found when it was not by a signature's own conditions on the text
+/// (set by the [`layers`]: [`wrap`] and [`fuzzy`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Via {
     /// The inner error of a wrapper (the wrapper's signature index).
@@ -53,8 +52,7 @@ pub const MAX_LOOSE_EVIDENCE: usize = 5;
 pub const MAX_MARKS: usize = 4096;
 
 /// Which matcher runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum EngineKind {
     /// One Aho-Corasick pass over the atoms, then confirmation of candidates.
     #[default]
@@ -64,8 +62,7 @@ pub enum EngineKind {
 }
 
 /// Where in a failure a signature matched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Place {
     /// The exception that matters most of a traceback or exception failure.
     PrimaryException,

@@ -90,19 +90,13 @@ impl Level {
 }
 
 /// Who wrote a line, as far as the prefixes tell.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stream {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ident: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub worker: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rank: Option<u32>,
 }
 

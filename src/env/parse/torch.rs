@@ -133,9 +133,15 @@ pub fn line(s: &mut Scanner, line: usize, t: &str) -> bool {
         s.report("torch.cuda.get_arch_list()", line);
         return true;
     }
-    let Some((k, v)) = key_value(t) else {
-        return false;
-    };
+    match key_value(t) {
+        Some((k, v)) => key(s, line, k, v),
+        None => false,
+    }
+}
+
+/// One `key: value` line of an environment report (collect_env, vLLM's, flashinfer's,
+/// SGLang's); whether it was one this reader knows.
+fn key(s: &mut Scanner, line: usize, k: &str, v: &str) -> bool {
     match k {
         "PyTorch version" | "PyTorch" => {
             package_value(s, line, "torch", v);
@@ -182,6 +188,16 @@ pub fn line(s: &mut Scanner, line: usize, t: &str) -> bool {
         {
             package_value(s, line, k, v);
         }
+        k if k.starts_with("GPU ") => return gpu_key(s, line, k, v),
+        _ => return false,
+    }
+    true
+}
+
+/// A `GPU …` key: `GPU 0 (CUDA order)`, SGLang's `GPU 0,1 Compute Capability` and
+/// `GPU 0,1`.
+fn gpu_key(s: &mut Scanner, line: usize, k: &str, v: &str) -> bool {
+    match k {
         k if k.starts_with("GPU ") && k.ends_with("(CUDA order)") => {
             let index = k[4..]
                 .split_whitespace()

@@ -445,6 +445,121 @@ pub(crate) fn command_template(
     }
 }
 
+/// The parts of a signature compiled one by one (what [`compile`] puts together).
+impl Ctx<'_> {
+    /// The atoms: the file's own (E006 when one is short), else those the condition
+    /// yields (E006 when none is usable).
+    fn atoms(&mut self, f: &SignatureFile, cond: Option<&Cond>) -> Option<AtomSet> {
+        let explicit: Vec<String> = f
+            .atoms
+            .iter()
+            .map(|a| a.value.to_ascii_lowercase())
+            .collect();
+        for a in &f.atoms {
+            if a.value.len() < atoms::MIN_ATOM_LEN {
+                self.err(
+                    Code::E006,
+                    a,
+                    format!(
+                        "atom `{}` is shorter than {} characters",
+                        a.value,
+                        atoms::MIN_ATOM_LEN
+                    ),
+                );
+            }
+        }
+        let atoms = if !explicit.is_empty() {
+            Some(explicit)
+        } else {
+            cond.and_then(cond_atoms)
+        };
+        if cond.is_some() && atoms.is_none() {
+            self.err(
+                Code::E006,
+                &f.id,
+                "no usable atom: no condition yields a literal of 3 or more characters that every match must contain; add a `message`/`text` regex with a literal part, an `exception`, or give `atoms:`".to_string(),
+            );
+        }
+        atoms
+    }
+
+    /// The remediation steps, their command templates checked against the captures.
+    fn remediation(&mut self, f: &SignatureFile) -> Vec<Step> {
+        let mut remediation = Vec::new();
+        for s in &f.remediation {
+            let command = s.command.as_ref().and_then(|t| {
+                command_template(t, self.file, self.source, &mut self.errors, |v| {
+                    if self.captures.contains_key(v)
+                        || CONTEXT_VARIABLES.contains(&v)
+                        || crate::knowledge::vars::is_known(v)
+                    {
+                        return None;
+                    }
+                    let known: Vec<&str> = self
+                        .captures
+                        .keys()
+                        .map(String::as_str)
+                        .chain(CONTEXT_VARIABLES.iter().copied())
+                        .collect();
+                    Some(format!("template variable `{v}` is not a capture of this signature nor a context value (known: {}, {})", known.join(", "), crate::knowledge::vars::known_list()))
+                })
+            });
+            let at = s.command.as_ref().unwrap_or(&f.id);
+            let condition = self.fact_tree(at, &s.condition);
+            // a folded scalar (`description: >`) ends with a newline: prose is kept trimmed
+            remediation.push(Step {
+                description: s.description.trim().to_string(),
+                command,
+                when: s.when.as_deref().map(|w| w.trim().to_string()),
+                condition,
+            });
+        }
+        remediation
+    }
+
+    /// The `explain_env` notes, their variables checked (E007).
+    fn explain_env(
+        &mut self,
+        f: &SignatureFile,
+    ) -> Vec<(Option<crate::knowledge::cond::FactCond>, String)> {
+        let mut explain_env = Vec::new();
+        for n in &f.explain_env {
+            for v in crate::knowledge::vars::prose_variables(&n.text) {
+                if !crate::knowledge::vars::is_known(&v) {
+                    self.err(
+                        Code::E007,
+                        &f.id,
+                        format!(
+                            "explain_env variable `{v}` is not an environment value (known: {})",
+                            crate::knowledge::vars::known_list()
+                        ),
+                    );
+                }
+            }
+            let c = self.fact_tree(&f.id, &n.condition);
+            explain_env.push((c, n.text.trim().to_string()));
+        }
+        explain_env
+    }
+
+    /// `wraps` names a capture (E017); only a benign signature `completes` (E018).
+    fn wraps_and_completes(&mut self, f: &SignatureFile) {
+        if let Some(w) = &f.wraps {
+            if !self.captures.contains_key(&w.value) {
+                let msg = format!(
+                    "wraps names `{}`, which is not a capture of the match",
+                    w.value
+                );
+                self.err(Code::E017, w, msg);
+            }
+        }
+        if f.completes && f.severity != Severity::Benign {
+            let msg = "`completes: true` marks a finished run: only a `severity: benign` signature may say it";
+            self.err(Code::E018, &f.id, msg.to_string());
+        }
+    }
+}
+
 /// Compiles one parsed file. `stem` is the file name without `.yaml`.
 pub fn compile(
     f: &SignatureFile,
@@ -460,100 +575,15 @@ pub fn compile(
         specificity: 0,
     };
     let id = f.id.value.clone();
-    cx.errors.extend(crate::knowledge::sources::check_id(
+    cx.errors.extend(crate::knowledge::reading::check_id(
         &f.id, stem, file, source,
     ));
     let cond = cx.cond(&f.condition);
-    let explicit: Vec<String> = f
-        .atoms
-        .iter()
-        .map(|a| a.value.to_ascii_lowercase())
-        .collect();
-    for a in &f.atoms {
-        if a.value.len() < atoms::MIN_ATOM_LEN {
-            cx.err(
-                Code::E006,
-                a,
-                format!(
-                    "atom `{}` is shorter than {} characters",
-                    a.value,
-                    atoms::MIN_ATOM_LEN
-                ),
-            );
-        }
-    }
-    let atoms = if !explicit.is_empty() {
-        Some(explicit)
-    } else {
-        cond.as_ref().and_then(cond_atoms)
-    };
-    if cond.is_some() && atoms.is_none() {
-        cx.err(
-            Code::E006,
-            &f.id,
-            "no usable atom: no condition yields a literal of 3 or more characters that every match must contain; add a `message`/`text` regex with a literal part, an `exception`, or give `atoms:`".to_string(),
-        );
-    }
+    let atoms = cx.atoms(f, cond.as_ref());
     check_prose(&mut cx, f);
-    let mut remediation = Vec::new();
-    for s in &f.remediation {
-        let command = s.command.as_ref().and_then(|t| {
-            command_template(t, file, source, &mut cx.errors, |v| {
-                if cx.captures.contains_key(v)
-                    || CONTEXT_VARIABLES.contains(&v)
-                    || crate::knowledge::vars::is_known(v)
-                {
-                    return None;
-                }
-                let known: Vec<&str> = cx
-                    .captures
-                    .keys()
-                    .map(String::as_str)
-                    .chain(CONTEXT_VARIABLES.iter().copied())
-                    .collect();
-                Some(format!("template variable `{v}` is not a capture of this signature nor a context value (known: {}, {})", known.join(", "), crate::knowledge::vars::known_list()))
-            })
-        });
-        let at = s.command.as_ref().unwrap_or(&f.id);
-        let condition = cx.fact_tree(at, &s.condition);
-        // a folded scalar (`description: >`) ends with a newline: prose is kept trimmed
-        remediation.push(Step {
-            description: s.description.trim().to_string(),
-            command,
-            when: s.when.as_deref().map(|w| w.trim().to_string()),
-            condition,
-        });
-    }
-    let mut explain_env = Vec::new();
-    for n in &f.explain_env {
-        for v in crate::knowledge::vars::prose_variables(&n.text) {
-            if !crate::knowledge::vars::is_known(&v) {
-                cx.err(
-                    Code::E007,
-                    &f.id,
-                    format!(
-                        "explain_env variable `{v}` is not an environment value (known: {})",
-                        crate::knowledge::vars::known_list()
-                    ),
-                );
-            }
-        }
-        let c = cx.fact_tree(&f.id, &n.condition);
-        explain_env.push((c, n.text.trim().to_string()));
-    }
-    if let Some(w) = &f.wraps {
-        if !cx.captures.contains_key(&w.value) {
-            let msg = format!(
-                "wraps names `{}`, which is not a capture of the match",
-                w.value
-            );
-            cx.err(Code::E017, w, msg);
-        }
-    }
-    if f.completes && f.severity != Severity::Benign {
-        let msg = "`completes: true` marks a finished run: only a `severity: benign` signature may say it";
-        cx.err(Code::E018, &f.id, msg.to_string());
-    }
+    let remediation = cx.remediation(f);
+    let explain_env = cx.explain_env(f);
+    cx.wraps_and_completes(f);
     let (layer, max_confidence) = if f.fallback {
         let cap = Some(model::ConfidenceCap::Low);
         (super::table::Layer::Fallback, cap)

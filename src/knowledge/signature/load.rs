@@ -11,13 +11,13 @@ use super::error::{Code, Diagnostic, LoadErrors};
 use super::ids::Signatures;
 use super::model::{FramesFile, SignatureFile};
 use super::table::{self, Layer, TableFile};
-use crate::knowledge::sources::{
+use crate::knowledge::reading::{
     file_stem, is_ignored, is_yaml, parse_yaml, read_sources, Ids, Kind,
 };
-pub use crate::knowledge::sources::{read_dir_files, LibraryFile, MAX_FILE_BYTES};
+pub use crate::knowledge::reading::{read_dir_files, LibraryFile, MAX_FILE_BYTES};
 
 /// Where signatures come from (the embedded library, folders).
-pub type LibrarySource = crate::knowledge::sources::Source;
+pub type LibrarySource = crate::knowledge::reading::Source;
 
 /// The loaded, compiled signatures.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]

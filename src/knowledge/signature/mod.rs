@@ -6,7 +6,7 @@
 //! - [`template`]: remediation commands, filled and quoted safely;
 //! - [`table`]: code tables (one entry per error code, every rendering);
 //! - [`load`]: the embedded library and library folders;
-//! - [`error`]: located, coded diagnostics (the layer's [`crate::knowledge::diagnostic`]);
+//! - `error`: located, coded diagnostics (re-exported from [`crate::knowledge::diagnostic`]);
 //! - [`docs`]: the category model's training documents, the embedded model attached;
 //! - [`guide`]: category guides (`categories/<category>.yaml`) for inferred causes;
 //!

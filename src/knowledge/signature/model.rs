@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 /// A located string ([`crate::knowledge::diagnostic::Text`]).
 pub use crate::knowledge::diagnostic::Text;
 
-/// The failure classes of the taxonomy (see DESIGN.md).
+/// The failure classes of the taxonomy (docs/signature-format.md, Categories).
 #[derive(
     Debug,
     Clone,
