@@ -121,7 +121,7 @@ fn sig_new_on_an_explained_log_says_by_what_and_drafts_from_the_failing_block() 
     let e = stderr(&o);
     assert_eq!(code(&o), 0, "{e}");
     assert!(
-        e.contains("drafted from the failing block, lines 12–12"),
+        e.contains("drafted from the failing block, lines 2–12"),
         "{e}"
     );
     let path = stdout(&o).trim().to_string();
