@@ -5,7 +5,8 @@
 //! failed (`The command "…" exited with 1.`, `##[error]Process completed with exit code 1.`,
 //! `ERROR: Job failed`); a build tool prints a summary after the real error (make's
 //! `*** [t] Error 1`, `npm ERR!` boilerplate, Maven's `BUILD FAILURE`); a test runner
-//! announces its details (`=== FAILURES ===`, `rake aborted!`, `* What went wrong:`). The
+//! announces its details (`=== FAILURES ===`, `rake aborted!`); Gradle's `* What went wrong:`
+//! summarises what its test logger or the compiler printed before it. The
 //! failing block is the first cluster of error lines in the failing step that holds the
 //! strongest kind of line the step has, read from its headline to the end of its
 //! paragraph.
@@ -102,7 +103,7 @@ const GENERIC: &[&str] = &[
     // Maven, Gradle, Ant, sbt, rake, xcodebuild
     r"^\[ERROR\] (?:$|->|Re-run|To see|For more information|After correcting|\[Help|Failed to execute goal)",
     r"^\[ERROR\]$",
-    r"^BUILD FAILED|^FAILURE: Build failed|^\* Try:|^Execution failed for task",
+    r"^BUILD FAILED|^FAILURE: Build failed|^\* Try:|^\* What went wrong:|^Execution failed for task",
     r"^rake aborted|^Tasks: TOP",
     r"^\*\* (?:TEST|BUILD) FAILED|^The raw xcodebuild",
     // test-run summaries
@@ -116,7 +117,7 @@ set!(GENERIC_SET, GENERIC);
 
 /// A line that announces the details of a failure on the lines after it: the block
 /// starts after it.
-const HEADER: &str = r"(?i)^(?:There (?:was|were) [0-9]+ (?:failures?|errors?):|[0-9]+ failing|rake aborted!|\* What went wrong:|=+ (?:FAILURES|ERRORS) =+|TEST FAILURES|FAILURES!+|Failures:|ERROR|Last [0-9]+ lines of output:|Caused by:|Errors?:|Failed tests?:)$";
+const HEADER: &str = r"(?i)^(?:There (?:was|were) [0-9]+ (?:failures?|errors?):|[0-9]+ failing|rake aborted!|=+ (?:FAILURES|ERRORS) =+|TEST FAILURES|FAILURES!+|Failures:|ERROR|Last [0-9]+ lines of output:|Caused by:|Errors?:|Failed tests?:)$";
 re!(HEADER_RE, HEADER);
 
 /// A line stating a failure in a tool's own standard shape, with how strongly it says so
@@ -135,6 +136,8 @@ const SPECIFIC: &[(&str, bool)] = &[
     // test runners: go test, pytest, mocha/jasmine, ExUnit, xUnit/TAP
     (r"^(?:--- )?FAIL:?\s+\S", false),
     (r"^FAILED:?\s", false),
+    // Gradle's test logger: `Class > method FAILED`, the exception indented under it
+    (r"^\S+ > .+ FAILED$", false),
     (r"^_{3,}\s.*\s_{3,}$", false),
     (r"^\s*[0-9]+\)\s+\S", false),
     (r"^\*\*\s\(", false),

@@ -193,6 +193,15 @@ fn ninja_names_the_failed_target_before_the_command_s_output() {
 }
 
 #[test]
+fn gradle_s_summary_follows_the_failing_test_its_logger_printed() {
+    let log = "> Task :test\n\ncom.example.ParserTest > parsesDates FAILED\n    java.lang.AssertionError: expected:<1> but was:<2>\n        at org.junit.Assert.fail(Assert.java:88)\n\n12 tests completed, 1 failed\n\nFAILURE: Build failed with an exception.\n\n* What went wrong:\nExecution failed for task ':test'.\n> There were failing tests. See the report at: file:///build/index.html\n";
+    assert_eq!(block(log).map(|(start, _)| start), Some(3));
+    // with nothing before it, the summary is read with what follows
+    let log = "> Task :compileJava\n\nFAILURE: Build failed with an exception.\n\n* What went wrong:\nCould not resolve all files for configuration ':compileClasspath'.\n";
+    assert!(block(log).is_some());
+}
+
+#[test]
 fn a_runner_that_says_why_the_job_ended_is_the_block() {
     // a job cancelled after a line with error words (the runner's `##[error]` prefix is
     // peeled by the pipeline before the tracker sees the message)
