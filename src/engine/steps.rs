@@ -125,9 +125,13 @@ re!(HEADER_RE, HEADER);
 const SPECIFIC: &[(&str, bool)] = &[
     // compilers: `file:line[:col]: error`, rustc, CMake
     (
-        r"(?i)^\s*\S+?:[0-9]+(?::[0-9]+)?:\s*(?:fatal )?error\b",
+        r"(?i)^\s*\S+?:[0-9]+(?::[0-9]+)?:\s*(?:fatal |runtime )?error\b",
         true,
     ),
+    // xcpretty's compile error: `❌  /path/File.swift:97:2: message`
+    (r"^\s*\u{274C}\s+\S+?:[0-9]+(?::[0-9]+)?:\s", true),
+    // a sanitizer's report (ASan, TSan, MSan, UBSan): `==1234==ERROR: AddressSanitizer: …`
+    (r"==[0-9]+==\s*ERROR: [A-Za-z]+Sanitizer", true),
     (r"^error(?:\[E[0-9]+\])?:\s", true),
     (r"^CMake Error", true),
     // exceptions (Python, Java, JavaScript…) and Rust panics
@@ -158,7 +162,7 @@ static SPECIFIC_SET: LazyLock<RegexSet> = LazyLock::new(|| {
 
 /// Words of an error, as a person scans for them.
 const ERRORISH: &str = r"(?ix)
- \berror\b|\berrors?:|\bfail(?:ed|ure|ures|s)?\b|\bexception\b|\bfatal\b|\bpanic|traceback|\bE[0-9]{4}\b|\u{2716}|\u{2717}
+ \berror\b|\berrors?:|\bfail(?:ed|ure|ures|s)?\b|\bexception\b|\bfatal\b|\bpanic|traceback|\bE[0-9]{4}\b|\u{2716}|\u{2717}|\u{274C}
  |cannot\ |can't\ |could\ not|couldn't|unable\ to|not\ found|no\ such\ file|denied|refused|timed\ out|\babort|segmentation
  |undefined\ (?:reference|symbol|method|variable|local)";
 re!(ERRORISH_RE, ERRORISH);
@@ -210,6 +214,7 @@ const LITERALS: &[&str] = &[
     "not ok",
     "\u{2716}",
     "\u{2717}",
+    "\u{274C}",
     "$ ",
     "##[group]",
     "section_start:",

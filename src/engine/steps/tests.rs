@@ -76,6 +76,22 @@ fn classes() {
         classify("  test/a.coffee:8:25: error: unexpected identifier", None),
         Some(Class::Stated)
     );
+    // sanitizers' reports and xcpretty's compile errors are a language's own errors
+    assert_eq!(
+        classify(
+            "= ==16563==ERROR: AddressSanitizer: SEGV on unknown address 0x0",
+            None
+        ),
+        Some(Class::Stated)
+    );
+    assert_eq!(
+        classify("\u{274C}  /src/A.swift:97:2: unknown attribute 'x'", None),
+        Some(Class::Stated)
+    );
+    assert_eq!(
+        classify("src/a.c:3:5: runtime error: signed integer overflow", None),
+        Some(Class::Stated)
+    );
     // a line with none of the literals is never classified (the fast path skips it)
     assert_eq!(classify("all good here", None), None);
 }
