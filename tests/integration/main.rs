@@ -8,6 +8,7 @@
 
 mod util;
 
+mod cli_cases;
 mod cli_ux;
 mod contrib;
 mod contrib_path;
