@@ -596,16 +596,14 @@ impl Steps {
         raw: &[u8],
     ) {
         match class {
-            Some(Class::Terminal) => {
+            Some(c @ (Class::Terminal | Class::Stating)) => {
                 self.terminal = Some(line);
                 self.terminal_text = Some(shown(raw));
-                self.terminal_before = self.recent.above();
-                return;
-            }
-            Some(Class::Stating) => {
-                self.terminal = Some(line);
-                self.terminal_text = Some(shown(raw));
-                self.stating = true;
+                // a status is read with the paragraph above it; a reason is the block
+                self.stating = c == Class::Stating;
+                if !self.stating {
+                    self.terminal_before = self.recent.above();
+                }
                 return;
             }
             Some(Class::StepStart) => {
