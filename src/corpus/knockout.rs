@@ -48,6 +48,8 @@ pub struct KnockedIncident {
     pub outcome: Outcome,
     /// The top cause's layer (`inferred`, `fuzzy`, `table:<id>`…), when not a file.
     pub top_layer: Option<String>,
+    /// The top cause's signature (a file's id, a table's code, `inferred`…).
+    pub top_signature: Option<String>,
     /// The top cause's score, when there is one.
     pub top_score: Option<f64>,
     /// The top cause's probability, when it is inferred.
@@ -134,6 +136,7 @@ fn knocked(inc: &Incident, d: &Diagnosis, removed: Vec<String>) -> KnockedIncide
         expected: inc.expected.category.clone(),
         removed,
         top_layer: top.and_then(|c| c.layer.clone()),
+        top_signature: top.map(|c| c.signature.clone()),
         top_score: top.map(|c| c.score),
         top_probability: top.and_then(|c| c.probability),
         right,
@@ -366,12 +369,17 @@ pub fn render(ks: &[KnockedIncident]) -> String {
             "no cause".to_string()
         } else {
             format!(
-                "got {} ({}{})",
+                "got {} ({}{}){}",
                 k.outcome.got.first().map_or("?", String::as_str),
                 k.outcome.top_confidence.map_or("?", Confidence::as_str),
                 k.top_layer
                     .as_deref()
                     .map(|l| format!(", {l}"))
+                    .unwrap_or_default(),
+                k.top_signature
+                    .as_deref()
+                    .filter(|_| k.top_layer.is_none())
+                    .map(|s| format!(" from {s}"))
                     .unwrap_or_default()
             )
         };

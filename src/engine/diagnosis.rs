@@ -447,31 +447,7 @@ impl Diagnosis {
             }
             causes.push(cx.cause(r, causes.len() + 1));
         }
-        if causes.iter().all(|c| c.confidence == Confidence::Low) {
-            // failures any signature matched (a benign one, a consequence folded under
-            // another) are not what nothing explains
-            let explained: Vec<FailureId> = ranked
-                .iter()
-                .flat_map(|r| r.failures.iter().copied())
-                .collect();
-            if let Some(i) = crate::engine::infer::infer(lib, &x, &explained) {
-                // first when medium and its failure is the earliest (a root, not what
-                // followed a cause found); else after the causes found
-                let first_line = |c: &Cause| c.first.as_ref().map_or(usize::MAX, |o| o.line);
-                let inferred = cx.inferred(&i);
-                let earliest = causes.iter().all(|c| first_line(&inferred) < first_line(c));
-                let at = if i.confidence == Confidence::Medium && earliest {
-                    0
-                } else {
-                    causes.len()
-                };
-                causes.insert(at, inferred);
-                causes.truncate(opts.top);
-                for (n, c) in causes.iter_mut().enumerate() {
-                    c.rank = n + 1;
-                }
-            }
-        }
+        cx.add_inferred(&mut causes, opts.top);
         noise.sort_by(|a, b| b.count.cmp(&a.count).then(a.signature.cmp(&b.signature)));
         let unexplained = if causes.is_empty() {
             x.failures
@@ -583,6 +559,56 @@ impl Assembly<'_> {
             importing: first_failure.and_then(|f| f.importing.clone()),
             failures: r.failures.clone(),
             spread: self.spread(r),
+        }
+    }
+
+    /// A cause that only says a root failed elsewhere ("see the root cause above"): a
+    /// wrapper signature (`consequence_of`) of no category of its own.
+    fn wraps(&self, c: &Cause) -> bool {
+        c.category == Category::Other
+            && self
+                .lib
+                .get(&c.signature)
+                .is_some_and(|s| !s.consequence_of.is_empty())
+    }
+
+    /// Adds the inferred cause of a failure nothing explains, when the causes found say
+    /// little: every one is `low` (a consequence, a structural fallback) or a wrapper. It
+    /// goes first when `medium` and earliest (a root, not what followed a cause found);
+    /// else before the first wrapper printed after its failure (the wrapper points at a
+    /// root above it: this is that root's category); else last.
+    fn add_inferred(&self, causes: &mut Vec<Cause>, top: usize) {
+        if !causes
+            .iter()
+            .all(|c| c.confidence == Confidence::Low || self.wraps(c))
+        {
+            return;
+        }
+        // failures any signature matched (a benign one, a consequence folded under
+        // another) are not what nothing explains
+        let explained: Vec<FailureId> = self
+            .ranked
+            .iter()
+            .flat_map(|r| r.failures.iter().copied())
+            .collect();
+        let Some(i) = crate::engine::infer::infer(self.lib, self.x, &explained) else {
+            return;
+        };
+        let first_line = |c: &Cause| c.first.as_ref().map_or(usize::MAX, |o| o.line);
+        let inferred = self.inferred(&i);
+        let before = |c: &Cause| first_line(&inferred) < first_line(c);
+        let at = if i.confidence == Confidence::Medium && causes.iter().all(before) {
+            0
+        } else {
+            causes
+                .iter()
+                .position(|c| self.wraps(c) && before(c))
+                .unwrap_or(causes.len())
+        };
+        causes.insert(at, inferred);
+        causes.truncate(top);
+        for (n, c) in causes.iter_mut().enumerate() {
+            c.rank = n + 1;
         }
     }
 

@@ -24,6 +24,7 @@
 //! an attempt first. A log a signature explains with confidence costs nothing more.
 
 use crate::engine::extract::{Extraction, Failure, FailureId, FailureKind};
+use crate::engine::normalize::Level;
 use crate::engine::rank::{Confidence, EvidenceLine};
 use crate::knowledge::model::BENIGN;
 use crate::knowledge::signature::{Category, Library};
@@ -87,6 +88,25 @@ fn terminal(x: &Extraction, f: &Failure) -> bool {
         .is_some_and(|a| a.last_line.saturating_sub(f.last_line()) <= TERMINAL_LINES)
 }
 
+/// A line whose own level is INFO or DEBUG (`NCCL INFO … abortFlag 0`) holds an error
+/// word, not an error: the program says it is fine.
+/// A level the log's prefix did not carry is read from the line's first level word
+/// (`NCCL INFO`, `[DEBUG]`).
+fn informational(f: &Failure) -> bool {
+    if let Some(l) = f.level {
+        return matches!(l, Level::Info | Level::Debug);
+    }
+    f.headline
+        .split(|c: char| c.is_whitespace() || "[]():|".contains(c))
+        .find(|w| {
+            matches!(
+                *w,
+                "INFO" | "DEBUG" | "TRACE" | "WARN" | "WARNING" | "ERROR" | "FATAL" | "CRITICAL"
+            )
+        })
+        .is_some_and(|w| matches!(w, "INFO" | "DEBUG" | "TRACE"))
+}
+
 /// A person stopping the program is no failure.
 fn interrupted(f: &Failure) -> bool {
     f.primary()
@@ -102,7 +122,7 @@ fn target<'x>(x: &'x Extraction, explained: &[FailureId]) -> Option<&'x Failure>
         .filter(|f| !explained.contains(&f.id) && !f.consequence_shape && !interrupted(f))
         .filter_map(|f| match shape_rank(f.kind) {
             Some(0) => Some((0, f)),
-            Some(r) if terminal(x, f) => Some((r, f)),
+            Some(r) if terminal(x, f) && !informational(f) => Some((r, f)),
             _ => None,
         })
         .min_by_key(|(r, f)| {

@@ -113,12 +113,35 @@ fn packages(line: &str, out: &mut Vec<String>) {
     }
 }
 
+/// A Python traceback's frame line (`File "…", line N, in f`): where the failure passed,
+/// not what it is. Its package is read; its words, and the source line under it, are not
+/// (a deep traceback's frames would outweigh the exception's own words).
+fn frame_indent(line: &str) -> Option<usize> {
+    let t = line.trim_start();
+    (t.starts_with("File \"") && t.contains("\", line ")).then(|| line.len() - t.len())
+}
+
 /// The hashed features of a text, sorted, each once.
 pub fn features(text: &str) -> Vec<u32> {
     let mut set = BTreeSet::new();
+    let mut under_frame: Option<usize> = None;
     for line in text.lines().take(MAX_LINES) {
         let lower = line.to_ascii_lowercase();
-        let mut words: Vec<String> = lower
+        let mut words: Vec<String> = Vec::new();
+        packages(&lower, &mut words);
+        for p in &words {
+            set.insert(fnv(&[p]));
+        }
+        let indent = line.len() - line.trim_start().len();
+        let code = under_frame.take().is_some_and(|f| indent > f);
+        if let Some(f) = frame_indent(line) {
+            under_frame = Some(f);
+            continue;
+        }
+        if code {
+            continue;
+        }
+        words = lower
             .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .filter_map(mask)
             .take(MAX_WORDS)
@@ -128,11 +151,6 @@ pub fn features(text: &str) -> Vec<u32> {
             if let Some(next) = words.get(i + 1) {
                 set.insert(fnv(&[w, next]));
             }
-        }
-        words.clear();
-        packages(&lower, &mut words);
-        for p in &words {
-            set.insert(fnv(&[p]));
         }
     }
     set.into_iter().collect()

@@ -23,7 +23,11 @@ fn class_of(s: &Signature) -> String {
 }
 
 /// A library's documents: each positive example of each signature, and its necessary
-/// literals (a code table's entry has its renderings' texts there) as one more.
+/// literals (a code table's entry has its renderings' texts there) as one more. A
+/// wrapper's examples (a signature with `consequence_of`: "see the root cause above")
+/// are left out: they hold the root's lines, of another category than the wrapper's,
+/// and would teach the model that a root's words mean the wrapper's class; its literals
+/// (its own words) stay.
 pub fn library_docs(lib: &Library) -> Vec<Doc> {
     let mut out = Vec::new();
     for s in &lib.signatures {
@@ -35,8 +39,10 @@ pub fn library_docs(lib: &Library) -> Vec<Doc> {
             incident: None,
             source: None,
         };
-        for e in &s.examples.matches {
-            out.push(doc(e.log.clone()));
+        if s.consequence_of.is_empty() {
+            for e in &s.examples.matches {
+                out.push(doc(e.log.clone()));
+            }
         }
         let mut literals = s.atoms.join(" ");
         if !s.title.is_empty() && s.layer != Layer::Signature {
