@@ -16,6 +16,7 @@ mod knowledge {
     pub mod failure_kind;
     pub mod files;
     pub mod frozen;
+    pub mod isotonic;
     pub mod links;
     pub mod model;
     pub mod reading;
@@ -106,12 +107,38 @@ fn model(library: Option<&knowledge::signature::Library>) -> Vec<u8> {
     println!("cargo:rerun-if-changed=corpus");
     let mut docs = knowledge::signature::docs::library_docs(lib);
     docs.extend(knowledge::model::corpus_docs(&root.join("corpus")));
-    knowledge::frozen::freeze(&knowledge::model::Model::train(&docs))
+    let mut m = knowledge::model::Model::train(&docs);
+    m.calibration = calibration(&root.join("corpus").join("calibration.json"));
+    knowledge::frozen::freeze(&m)
         .unwrap_or_else(|e| panic!("cannot serialize the category model: {e}"))
 }
 
 /// The frozen form of a compiled library, or nothing (with a warning) when it does not
 /// compile: a run then parses the YAML and reports the errors, located.
+/// The inferred layer's calibration (`corpus/calibration.json`, written by `crashdoc
+/// corpus bless`); none (raw probabilities) when the file is missing, and a warning
+/// naming it when it cannot be read.
+fn calibration(path: &Path) -> Vec<(f64, f64)> {
+    println!("cargo:rerun-if-changed={}", path.display());
+    if !path.exists() {
+        return Vec::new();
+    }
+    let read = std::fs::read_to_string(path).map_err(|e| e.to_string());
+    match read.and_then(|t| {
+        serde_saphyr::from_str::<knowledge::isotonic::CalibrationFile>(&t)
+            .map_err(|e| e.to_string())
+    }) {
+        Ok(f) => f.inferred,
+        Err(e) => {
+            println!(
+                "cargo:warning={}: {e} (inferred probabilities left raw)",
+                path.display()
+            );
+            Vec::new()
+        }
+    }
+}
+
 fn frozen<T: serde::Serialize>(
     what: &str,
     compiled: Result<T, knowledge::signature::LoadErrors>,

@@ -11,6 +11,7 @@
 //! | --- | --- | --- |
 //! | `corpus/baseline.json` | the corpus run | `corpus run --baseline` (CI), `corpus_run.rs` |
 //! | `corpus/metamorphic.json` | the corpus under every transformation | `corpus run --metamorphic --baseline` (CI) |
+//! | `corpus/calibration.json` | the inferred layer's calibration, fitted on the knock-out run (the build freezes it into the model: rebuild and bless again) | `corpus_run.rs` |
 //! | `tests/data/metamorphic/examples.json` | the signature examples under every transformation | `metamorphic.rs` |
 //! | `docs/signatures.md` | the library by category | `library.rs` |
 //! | `signatures/schema.json`, `docs/schema/diagnosis.schema.json` | the JSON Schemas | `contrib.rs`, `schema.rs` |
@@ -144,6 +145,13 @@ fn derived(root: &Path) -> anyhow::Result<Vec<(&'static str, String)>> {
         &ctx,
         metamorph::ALL,
     );
+    let knocked = corpus::knockout::run(
+        &lib,
+        EngineKind::Prefilter,
+        &incidents,
+        &root.join("corpus"),
+    );
+    let calibration = serde_json::to_string_pretty(&corpus::knockout::calibration_file(&knocked))?;
     let readme = std::fs::read_to_string(root.join("README.md"))
         .map_err(|e| anyhow::anyhow!("{}: {e}", root.join("README.md").display()))?;
     let readme = splice(&readme, "corpus", &render::markdown(&run.report))?;
@@ -152,6 +160,7 @@ fn derived(root: &Path) -> anyhow::Result<Vec<(&'static str, String)>> {
     Ok(vec![
         ("corpus/baseline.json", baseline::to_json(&run.report)?),
         ("corpus/metamorphic.json", invariance::to_json(&meta)),
+        ("corpus/calibration.json", format!("{calibration}\n")),
         (
             "tests/data/metamorphic/examples.json",
             invariance::to_json(&examples),
@@ -194,6 +203,12 @@ pub fn run(a: &BlessArgs) -> anyhow::Result<ExitCode> {
         crate::knowledge::files::write_atomic(&path, text.as_bytes())
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         eprintln!("crashdoc: wrote    {rel}");
+        if rel == "corpus/calibration.json" {
+            eprintln!(
+                "crashdoc: note: the build freezes the calibration into the binary: rebuild \
+                 (`cargo build --release`) and bless again before committing"
+            );
+        }
     }
     Ok(ExitCode::from(if a.check && stale > 0 {
         EXIT_NONE

@@ -34,6 +34,7 @@ use crate::engine::diagnosis::Diagnosis;
 use crate::engine::matcher::{Compiled, EngineKind};
 use crate::engine::pipeline::Engine;
 use crate::engine::rank::Confidence;
+use crate::knowledge::isotonic::{self, CalibrationFile};
 use crate::knowledge::model::{featurize, Doc, Featured, Model};
 use crate::knowledge::signature::docs::library_docs;
 use crate::knowledge::signature::Library;
@@ -56,6 +57,12 @@ pub struct KnockedIncident {
     pub top_probability: Option<f64>,
     /// The top cause is right (its category is expected or in `also`).
     pub right: bool,
+    /// The inferred cause, wherever it ranks: the model's raw probability and whether its
+    /// category is right (the points the calibration is fitted on: which incidents get
+    /// one does not depend on the calibration, so the fit is stable).
+    pub inferred: Option<(f64, bool)>,
+    /// The thread the incident comes from (cross-fitting folds split by it).
+    pub thread: String,
 }
 
 impl KnockedIncident {
@@ -125,12 +132,16 @@ fn explaining(inc: &Incident, full: &Diagnosis) -> Option<String> {
 fn knocked(inc: &Incident, d: &Diagnosis, removed: Vec<String>) -> KnockedIncident {
     let outcome = check(inc, d);
     let top = d.causes.first();
-    let right = top.is_some_and(|c| {
-        let cat = c.category.as_str();
+    let right_category = |cat: &str| {
         inc.expected.category != "none"
             && inc.expected.category != "other"
             && (cat == inc.expected.category || inc.expected.also.iter().any(|a| a == cat))
-    });
+    };
+    let right = top.is_some_and(|c| right_category(c.category.as_str()));
+    let inferred = d
+        .causes
+        .iter()
+        .find_map(|c| Some((c.raw_probability?, right_category(c.category.as_str()))));
     KnockedIncident {
         name: inc.name.clone(),
         expected: inc.expected.category.clone(),
@@ -140,6 +151,8 @@ fn knocked(inc: &Incident, d: &Diagnosis, removed: Vec<String>) -> KnockedIncide
         top_score: top.map(|c| c.score),
         top_probability: top.and_then(|c| c.probability),
         right,
+        inferred,
+        thread: thread(&inc.expected.source).to_string(),
         outcome,
     }
 }
@@ -190,7 +203,15 @@ fn fold_library(
             (None, None) => true,
         };
         let kept: Vec<Featured<'_>> = docs.iter().filter(|d| keep(d.doc)).cloned().collect();
-        reduced.model = Some(Arc::new(Model::train_featured(&kept)));
+        let mut model = Model::train_featured(&kept);
+        // the shipped calibration: the ordering (a `medium` inferred cause first) is the
+        // one a user's run makes; the points it is fitted on do not depend on it
+        model.calibration = lib
+            .model
+            .as_ref()
+            .map(|m| m.calibration.clone())
+            .unwrap_or_default();
+        reduced.model = Some(Arc::new(model));
     }
     reduced
 }
@@ -248,6 +269,62 @@ pub fn run(
         .collect();
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
+}
+
+/// Cross-fitting folds of the calibration's measure.
+const FOLDS: usize = 5;
+
+/// The points the inferred layer's calibration is fitted on: for every incident expecting
+/// a failure category that got an inferred cause (at any rank), its raw probability and
+/// whether its category is right.
+pub fn calibration_points(ks: &[KnockedIncident]) -> Vec<(f64, bool)> {
+    ks.iter()
+        .filter(|k| k.expects_category())
+        .filter_map(|k| k.inferred)
+        .collect()
+}
+
+/// The calibration `corpus bless` writes (`corpus/calibration.json`).
+pub fn calibration_file(ks: &[KnockedIncident]) -> CalibrationFile {
+    let points = calibration_points(ks);
+    CalibrationFile {
+        about: "The inferred layer's calibration: (the category model's raw probability, \
+                the share right), fitted by isotonic regression on the knock-out run's \
+                inferred causes (crashdoc corpus run --knockout). Written by crashdoc \
+                corpus bless; the build freezes it into the model."
+            .to_string(),
+        points: points.len(),
+        inferred: isotonic::fit(&points),
+    }
+}
+
+/// The calibration's measure: the inferred causes' raw probabilities and, cross-fitted
+/// (each fold of threads mapped by a fit on the others), the calibrated ones.
+fn render_calibration(ks: &[KnockedIncident]) -> String {
+    let with: Vec<&KnockedIncident> = ks
+        .iter()
+        .filter(|k| k.expects_category() && k.inferred.is_some())
+        .collect();
+    let points = calibration_points(ks);
+    let folds: Vec<usize> = with
+        .iter()
+        .map(|k| {
+            k.thread.bytes().fold(0usize, |h, b| {
+                h.wrapping_mul(31).wrapping_add(usize::from(b))
+            })
+        })
+        .collect();
+    let cross = isotonic::cross_fitted(&points, &folds, FOLDS);
+    format!(
+        "\n{}\n{}",
+        super::calibration::render("inferred causes: the model's raw probability", &points),
+        super::calibration::render(
+            &format!(
+                "inferred causes: calibrated probability (isotonic, cross-fitted over {FOLDS} folds of threads)"
+            ),
+            &cross
+        )
+    )
 }
 
 /// Counts of one group of incidents.
@@ -341,15 +418,7 @@ pub fn render(ks: &[KnockedIncident]) -> String {
         "\n{}",
         super::calibration::render("reliability of the top cause's score", &points)
     );
-    let inferred: Vec<(f64, bool)> = failing
-        .iter()
-        .filter_map(|k| k.top_probability.map(|p| (p, k.right)))
-        .collect();
-    let _ = write!(
-        s,
-        "\n{}",
-        super::calibration::render("inferred top causes: probability", &inferred)
-    );
+    s.push_str(&render_calibration(ks));
     let medium: Vec<&&KnockedIncident> = failing
         .iter()
         .filter(|k| {

@@ -146,9 +146,14 @@ pub struct Cause {
     /// cause, not ranked as causes of their own (their fixes are not printed first).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub also_matches: Vec<AlsoMatch>,
-    /// For an inferred cause (layer `inferred`): the category model's probability.
+    /// For an inferred cause (layer `inferred`): the category model's probability,
+    /// calibrated ([`crate::knowledge::isotonic`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub probability: Option<f64>,
+    /// For an inferred cause: the model's probability before calibration (what the
+    /// knock-out run fits the calibration on; not part of the report).
+    #[serde(skip)]
+    pub raw_probability: Option<f64>,
     /// For an inferred cause: the signatures whose words are nearest.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub resembles: Vec<crate::engine::infer::Resemblance>,
@@ -549,6 +554,7 @@ impl Assembly<'_> {
             consequences: self.consequences(r),
             also_matches: also_matches(self.lib, self.ranked, r.signature),
             probability: None,
+            raw_probability: None,
             resembles: Vec::new(),
             attempts: r.attempts.len(),
             streams: r.streams.clone(),
@@ -575,8 +581,8 @@ impl Assembly<'_> {
     /// Adds the inferred cause of a failure nothing explains, when the causes found say
     /// little: every one is `low` (a consequence, a structural fallback) or a wrapper. It
     /// goes first when `medium` and earliest (a root, not what followed a cause found);
-    /// else before the first wrapper printed after its failure (the wrapper points at a
-    /// root above it: this is that root's category); else last.
+    /// else before the first wrapper (the wrapper points at a root elsewhere: this is that
+    /// root's category) when `medium` or printed before it; else last.
     fn add_inferred(&self, causes: &mut Vec<Cause>, top: usize) {
         if !causes
             .iter()
@@ -602,7 +608,7 @@ impl Assembly<'_> {
         } else {
             causes
                 .iter()
-                .position(|c| self.wraps(c) && before(c))
+                .position(|c| self.wraps(c) && (i.confidence == Confidence::Medium || before(c)))
                 .unwrap_or(causes.len())
         };
         causes.insert(at, inferred);
@@ -643,6 +649,7 @@ impl Assembly<'_> {
             wrapped_by: None,
             also_matches: Vec::new(),
             probability: Some((i.probability * 100.0).round() / 100.0),
+            raw_probability: Some(i.raw),
             resembles: i.resembles.clone(),
             attempts: usize::from(f.is_some()),
             streams: f.map(|f| f.streams.clone()).unwrap_or_default(),

@@ -31,9 +31,10 @@ use crate::knowledge::signature::{Category, Library};
 
 /// The highest score of an inferred cause (`high` starts at 0.75).
 pub const MAX_SCORE: f64 = 0.74;
-/// The probability from which an inferred cause is `medium` (set from the knock-out run,
-/// README "Knock-out").
-pub const MEDIUM_FROM: f64 = 0.4;
+/// The calibrated probability from which an inferred cause is `medium`: what `medium`
+/// means everywhere (right at least 70 % of the time). The probability is the model's,
+/// mapped through the isotonic fit of the knock-out run ([`crate::knowledge::isotonic`]).
+pub const MEDIUM_FROM: f64 = 0.7;
 /// Signatures named as the nearest.
 pub const NEAREST: usize = 3;
 /// A nearest signature less similar than this is not named.
@@ -52,7 +53,10 @@ pub struct Resemblance {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Inference {
     pub category: Category,
+    /// Calibrated: the share of such inferences that were right on held-out incidents.
     pub probability: f64,
+    /// The model's own probability, before calibration (what the calibration is fitted on).
+    pub raw: f64,
     pub confidence: Confidence,
     pub resembles: Vec<Resemblance>,
     pub failure: FailureId,
@@ -91,20 +95,24 @@ fn terminal(x: &Extraction, f: &Failure) -> bool {
 /// A line whose own level is INFO or DEBUG (`NCCL INFO … abortFlag 0`) holds an error
 /// word, not an error: the program says it is fine.
 /// A level the log's prefix did not carry is read from the line's first level word
-/// (`NCCL INFO`, `[DEBUG]`).
+/// (`NCCL INFO`, `[DEBUG]`, logfmt's `level=info`).
 fn informational(f: &Failure) -> bool {
     if let Some(l) = f.level {
         return matches!(l, Level::Info | Level::Debug);
     }
     f.headline
         .split(|c: char| c.is_whitespace() || "[]():|".contains(c))
-        .find(|w| {
-            matches!(
-                *w,
+        .filter_map(|w| {
+            let logfmt = w.strip_prefix("level=").or_else(|| w.strip_prefix("lvl="));
+            let w = logfmt.map_or_else(|| w.to_string(), str::to_ascii_uppercase);
+            let level = matches!(
+                w.as_str(),
                 "INFO" | "DEBUG" | "TRACE" | "WARN" | "WARNING" | "ERROR" | "FATAL" | "CRITICAL"
-            )
+            );
+            level.then_some(w)
         })
-        .is_some_and(|w| matches!(w, "INFO" | "DEBUG" | "TRACE"))
+        .next()
+        .is_some_and(|w| matches!(w.as_str(), "INFO" | "DEBUG" | "TRACE"))
 }
 
 /// A person stopping the program is no failure.
@@ -175,11 +183,18 @@ pub fn infer(lib: &Library, x: &Extraction, explained: &[FailureId]) -> Option<I
     let model = lib.model.as_ref()?;
     let f = target(x, explained)?;
     let p = model.predict(&text(f), NEAREST)?;
-    let (class, probability) = p.top()?;
+    // a routine line's words on an error line: no cause; on an exception (a healthy run
+    // does not end in one), the likeliest failure class, at what the model gives it
+    let (class, raw) = p
+        .classes
+        .iter()
+        .map(|(c, p)| (c.as_str(), *p))
+        .find(|(c, _)| *c != BENIGN || shape_rank(f.kind) != Some(0))?;
     if class == BENIGN {
         return None;
     }
     let category = Category::parse(class)?;
+    let probability = model.calibrated(raw);
     // an error line is a weaker witness than an exception: a healthy run prints some
     let confidence = if probability >= MEDIUM_FROM && shape_rank(f.kind) == Some(0) {
         Confidence::Medium
@@ -201,6 +216,7 @@ pub fn infer(lib: &Library, x: &Extraction, explained: &[FailureId]) -> Option<I
     Some(Inference {
         category,
         probability,
+        raw,
         confidence,
         resembles,
         failure: f.id,

@@ -29,6 +29,7 @@ pub mod embedded;
 pub mod failure_kind;
 pub mod files;
 pub mod frozen;
+pub mod isotonic;
 pub mod links;
 pub mod model;
 pub mod reading;

@@ -13,13 +13,18 @@
 //! fold in milliseconds, [`Model::train`] reused by `build.rs`), its weights are counts
 //! that freeze into the binary with the library (no runtime training, no network), and
 //! it degrades to "no opinion" on words it never saw. Its raw posteriors are
-//! over-confident, so [`Model::predict`] tempers the per-feature average log-likelihood
-//! ([`TEMPERATURE`], set on the knock-out folds) and the engine caps what it says.
+//! over-confident, so [`Model::predict`] tempers the IDF-weighted per-feature average
+//! log-likelihood ([`TEMPERATURE`]), and the build attaches an isotonic calibration
+//! fitted on the knock-out run ([`super::isotonic`], [`Model::calibrated`]); the engine
+//! caps what it says. Each feature's log-likelihood is weighted by its IDF: a word every
+//! class uses (`traceback`, `error`, `line`) says little of the class, and unweighted it
+//! favoured the classes whose examples are long tracebacks.
 //!
 //! Features ([`features`]): per line, lower-cased words of `[a-z0-9_]` with every run of
 //! digits masked to `0`; hex-like words, pure numbers and one-letter words dropped; the
-//! package of a frame (`site-packages/<pkg>/`, `dist-packages/<pkg>/`) as `pkg:<pkg>`;
-//! unigrams and bigrams within a line, hashed (FNV-1a, stable across builds), counted
+//! package of a frame (`site-packages/<pkg>/`, `dist-packages/<pkg>/`) as `pkg:<pkg>`
+//! (a Python frame line and the source line under it give nothing else: a deep
+//! traceback's frames outweighed the exception's own words); unigrams and bigrams within a line, hashed (FNV-1a, stable across builds), counted
 //! once per document. The nearest signatures ([`Prediction::nearest`]) are by cosine
 //! similarity of IDF-weighted feature sets, each signature's documents merged.
 
@@ -35,7 +40,7 @@ const MAX_LINES: usize = 400;
 const MAX_WORDS: usize = 64;
 /// Laplace smoothing of feature counts.
 const ALPHA: f64 = 0.1;
-/// Divisor of the per-feature average log-likelihood before the softmax: the larger,
+/// Divisor of the (IDF-weighted) per-feature average log-likelihood before the softmax: the larger,
 /// the flatter the probabilities (see [`Model::predict`]).
 pub const TEMPERATURE: f64 = 0.25;
 
@@ -216,6 +221,10 @@ pub struct Model {
     /// Units the IDF counts over (signatures, and corpus documents).
     units: u32,
     sigs: Vec<SigVec>,
+    /// The map from a raw probability to the share right, fitted on the knock-out run
+    /// ([`super::isotonic`]); empty: probabilities stay raw (a knock-out fold's model).
+    #[serde(default)]
+    pub calibration: Vec<(f64, f64)>,
 }
 
 /// What the model says of a text.
@@ -297,6 +306,7 @@ impl Model {
             rows,
             units: units.len() as u32,
             sigs: Vec::new(),
+            calibration: Vec::new(),
         };
         m.sigs = units
             .into_iter()
@@ -343,17 +353,20 @@ impl Model {
         }
         let vocab = self.rows.len() as f64;
         let mut ll: Vec<f64> = vec![0.0; self.classes.len()];
+        let mut n = 0.0;
         for f in &fs {
             let row = self.row(*f);
+            // a word every class uses says little: weighted by its IDF
+            let w = self.idf(*f);
+            n += w;
             for (c, v) in ll.iter_mut().enumerate() {
-                let n = row
+                let k = row
                     .and_then(|r| r.counts.iter().find(|(k, _)| usize::from(*k) == c))
                     .map_or(0.0, |(_, n)| f64::from(*n));
                 let total = self.totals[c] as f64;
-                *v += ((n + ALPHA) / (total + ALPHA * vocab)).ln();
+                *v += w * ((k + ALPHA) / (total + ALPHA * vocab)).ln();
             }
         }
-        let n = fs.len() as f64;
         let scaled: Vec<f64> = ll.iter().map(|v| v / n / TEMPERATURE).collect();
         let max = scaled.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let exp: Vec<f64> = scaled.iter().map(|v| (v - max).exp()).collect();
@@ -395,6 +408,12 @@ impl Model {
         out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         out.truncate(k);
         out
+    }
+
+    /// A raw probability of [`Model::predict`] as the share of such predictions that were
+    /// right on held-out incidents (itself when the model has no calibration).
+    pub fn calibrated(&self, raw: f64) -> f64 {
+        super::isotonic::apply(&self.calibration, raw)
     }
 
     /// The class of a signature the model was trained on.
