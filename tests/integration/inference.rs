@@ -161,3 +161,33 @@ fn knock_out_leaves_out_the_explaining_signature_and_its_siblings() {
     let text = knockout::render(&ks);
     assert!(text.starts_with("knock-out: top-1 category "), "{text}");
 }
+
+/// The committed calibration, as `corpus bless` writes it.
+fn committed_calibration() -> crashdoc::knowledge::isotonic::CalibrationFile {
+    let text = std::fs::read_to_string(repo("corpus/calibration.json")).expect("calibration");
+    serde_json::from_str(&text).expect("corpus/calibration.json parses")
+}
+
+#[test]
+fn the_build_froze_the_committed_calibration_into_the_model() {
+    let file = committed_calibration();
+    assert!(file.points > 0 && !file.inferred.is_empty());
+    assert!(file.inferred.windows(2).all(|w| w[0].1 <= w[1].1));
+    let model = crashdoc::knowledge::model::embedded().expect("the embedded model");
+    assert_eq!(model.calibration, file.inferred, "rebuild after `corpus bless`");
+    let (lo, hi) = (file.inferred[0], file.inferred[file.inferred.len() - 1]);
+    assert_eq!(model.calibrated(lo.0 / 2.0), lo.1);
+    assert_eq!(model.calibrated(1.0), hi.1);
+}
+
+#[test]
+#[ignore = "heavy (a whole knock-out run, about 10 s of CPU): cargo test --release -- --ignored"]
+fn the_committed_calibration_is_the_fit_of_this_knock_out_run() {
+    let lib = library();
+    let incidents = crashdoc::corpus::load_dir(&repo("corpus")).expect("the corpus");
+    let ks = knockout::run(lib, EngineKind::Prefilter, &incidents, &repo("corpus"));
+    let fresh = knockout::calibration_file(&ks);
+    let file = committed_calibration();
+    assert_eq!(fresh.points, file.points, "run `crashdoc corpus bless`");
+    assert_eq!(fresh.inferred, file.inferred, "run `crashdoc corpus bless`");
+}
