@@ -174,7 +174,10 @@ fn the_build_froze_the_committed_calibration_into_the_model() {
     assert!(file.points > 0 && !file.inferred.is_empty());
     assert!(file.inferred.windows(2).all(|w| w[0].1 <= w[1].1));
     let model = crashdoc::knowledge::model::embedded().expect("the embedded model");
-    assert_eq!(model.calibration, file.inferred, "rebuild after `corpus bless`");
+    assert_eq!(
+        model.calibration, file.inferred,
+        "rebuild after `corpus bless`"
+    );
     let (lo, hi) = (file.inferred[0], file.inferred[file.inferred.len() - 1]);
     assert_eq!(model.calibrated(lo.0 / 2.0), lo.1);
     assert_eq!(model.calibrated(1.0), hi.1);
