@@ -9,9 +9,10 @@
 //! [`crate::knowledge::signature::guide`]).
 //!
 //! It says less than a signature: an inferred cause is never `high` (capped at
-//! [`MAX_SCORE`]) and is `medium` only from [`MEDIUM_FROM`], set on the knock-out run
-//! (`crashdoc corpus run --knockout`: the inferred causes from that probability up are
-//! right ≥ 70 % of the time), and only when it reads an exception or a fatal shape;
+//! [`MAX_SCORE`]) and is `medium` only from [`MEDIUM_FROM`] — a probability calibrated
+//! on the knock-out run (`crashdoc corpus run --knockout`, [`crate::knowledge::isotonic`]),
+//! so 0.7 means right about 7 times in 10 on incidents the model never saw — and only
+//! when it reads an exception or a fatal shape;
 //! below it, or from an error line, `low`. It never makes the exit status 0 alone (no
 //! known cause). A failure the model finds most like the
 //! routine lines of benign signatures gets nothing (it is no cause), nor does one whose
@@ -93,9 +94,9 @@ fn terminal(x: &Extraction, f: &Failure) -> bool {
 }
 
 /// A line whose own level is INFO or DEBUG (`NCCL INFO … abortFlag 0`) holds an error
-/// word, not an error: the program says it is fine.
-/// A level the log's prefix did not carry is read from the line's first level word
-/// (`NCCL INFO`, `[DEBUG]`, logfmt's `level=info`).
+/// word, not an error: the program says it is fine. A level the log's prefix did not
+/// carry is read from the line's first level word (`NCCL INFO`, `[DEBUG]`, logfmt's
+/// `level=info`; `NCCL_DEBUG=INFO` is a setting, not a level).
 fn informational(f: &Failure) -> bool {
     if let Some(l) = f.level {
         return matches!(l, Level::Info | Level::Debug);
