@@ -53,9 +53,6 @@ impl super::Render for Github {
     fn collects(&self) -> bool {
         true
     }
-    fn begin(&mut self, _out: &mut dyn std::io::Write) -> Result<(), super::RenderError> {
-        Ok(())
-    }
     fn diagnosis(
         &mut self,
         _out: &mut dyn std::io::Write,

@@ -55,21 +55,12 @@ fn fence<'a>(lines: impl Iterator<Item = &'a str>) -> String {
 pub struct Markdown(super::Written);
 
 impl super::Render for Markdown {
-    fn collects(&self) -> bool {
-        false
-    }
-    fn begin(&mut self, _out: &mut dyn std::io::Write) -> Result<(), super::RenderError> {
-        Ok(())
-    }
     fn diagnosis(
         &mut self,
         out: &mut dyn std::io::Write,
         d: Diagnosis,
     ) -> Result<(), super::RenderError> {
         self.0.write(out, "\n", &render(&d))
-    }
-    fn finish(&mut self, _out: &mut dyn std::io::Write) -> Result<(), super::RenderError> {
-        Ok(())
     }
 }
 

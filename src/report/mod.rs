@@ -32,13 +32,21 @@ pub enum RenderError {
 pub trait Render {
     /// Whether the format writes every input in one document at [`Render::finish`]
     /// (`--follow` refuses those: it never ends).
-    fn collects(&self) -> bool;
-    /// Before the first diagnosis.
-    fn begin(&mut self, out: &mut dyn Write) -> Result<(), RenderError>;
+    /// The default: a per-input format, which writes as each diagnosis comes.
+    fn collects(&self) -> bool {
+        false
+    }
+    /// Before the first diagnosis (the default writes nothing).
+    fn begin(&mut self, _out: &mut dyn Write) -> Result<(), RenderError> {
+        Ok(())
+    }
     /// One input's diagnosis, in input order.
     fn diagnosis(&mut self, out: &mut dyn Write, d: Diagnosis) -> Result<(), RenderError>;
-    /// After the last diagnosis (there may have been none: every input failed to read).
-    fn finish(&mut self, out: &mut dyn Write) -> Result<(), RenderError>;
+    /// After the last diagnosis (there may have been none: every input failed to read;
+    /// the default writes nothing).
+    fn finish(&mut self, _out: &mut dyn Write) -> Result<(), RenderError> {
+        Ok(())
+    }
 }
 
 /// What a per-input format keeps between diagnoses: how many it wrote, to put its
@@ -69,17 +77,8 @@ impl Written {
 pub struct Json(Written);
 
 impl Render for Json {
-    fn collects(&self) -> bool {
-        false
-    }
-    fn begin(&mut self, _out: &mut dyn Write) -> Result<(), RenderError> {
-        Ok(())
-    }
     fn diagnosis(&mut self, out: &mut dyn Write, d: Diagnosis) -> Result<(), RenderError> {
         self.0.write(out, "", &(json(&d)? + "\n"))
-    }
-    fn finish(&mut self, _out: &mut dyn Write) -> Result<(), RenderError> {
-        Ok(())
     }
 }
 
@@ -91,9 +90,6 @@ pub struct JsonArray(Vec<wire::Diagnosis>);
 impl Render for JsonArray {
     fn collects(&self) -> bool {
         true
-    }
-    fn begin(&mut self, _out: &mut dyn Write) -> Result<(), RenderError> {
-        Ok(())
     }
     fn diagnosis(&mut self, _out: &mut dyn Write, d: Diagnosis) -> Result<(), RenderError> {
         self.0.push(wire::Diagnosis::from(&d));
@@ -110,18 +106,9 @@ impl Render for JsonArray {
 pub struct Jsonl(Written);
 
 impl Render for Jsonl {
-    fn collects(&self) -> bool {
-        false
-    }
-    fn begin(&mut self, _out: &mut dyn Write) -> Result<(), RenderError> {
-        Ok(())
-    }
     fn diagnosis(&mut self, out: &mut dyn Write, d: Diagnosis) -> Result<(), RenderError> {
         let line = serde_json::to_string(&wire::Diagnosis::from(&d))? + "\n";
         self.0.write(out, "", &line)
-    }
-    fn finish(&mut self, _out: &mut dyn Write) -> Result<(), RenderError> {
-        Ok(())
     }
 }
 

@@ -228,9 +228,6 @@ impl super::Render for Sarif {
     fn collects(&self) -> bool {
         true
     }
-    fn begin(&mut self, _out: &mut dyn std::io::Write) -> Result<(), super::RenderError> {
-        Ok(())
-    }
     fn diagnosis(
         &mut self,
         _out: &mut dyn std::io::Write,

@@ -568,12 +568,6 @@ impl Text {
 }
 
 impl super::Render for Text {
-    fn collects(&self) -> bool {
-        false
-    }
-    fn begin(&mut self, _out: &mut dyn std::io::Write) -> Result<(), super::RenderError> {
-        Ok(())
-    }
     fn diagnosis(
         &mut self,
         out: &mut dyn std::io::Write,
@@ -581,9 +575,6 @@ impl super::Render for Text {
     ) -> Result<(), super::RenderError> {
         let text = self.one(&d);
         self.written.write(out, "\n", &text)
-    }
-    fn finish(&mut self, _out: &mut dyn std::io::Write) -> Result<(), super::RenderError> {
-        Ok(())
     }
 }
 
