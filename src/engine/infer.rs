@@ -24,7 +24,7 @@
 //! exception or fatal signal before an error line before a systemd exit, the first of
 //! an attempt first. A log a signature explains with confidence costs nothing more.
 
-use crate::engine::extract::{Extraction, Failure, FailureId, FailureKind};
+use crate::engine::extract::{shapes, Extraction, Failure, FailureId, FailureKind};
 use crate::engine::normalize::Level;
 use crate::engine::rank::{Confidence, EvidenceLine};
 use crate::knowledge::model::BENIGN;
@@ -67,8 +67,9 @@ pub struct Inference {
 /// How telling a failure's shape is: an exception or a fatal signal (`Some(0)`); a line
 /// of a CUDA or NCCL error or an error line (`Some(1)`), which a healthy run prints too
 /// (NCCL's `WARN` level, a routine `ERROR`): read only when the run ends soon after
-/// ([`terminal`]) and never more than `low`; never warnings and systemd lines (on the
-/// corpus's healthy logs those gave most of the spurious inferred causes).
+/// ([`terminal`]) and never more than `low`; never systemd lines nor a logger's warnings
+/// (on the corpus's healthy logs those gave most of the spurious inferred causes) — a
+/// Python warning at the end of a run is read, last ([`python_warning`]).
 fn shape_rank(k: FailureKind) -> Option<u8> {
     match k {
         FailureKind::Traceback
@@ -116,6 +117,18 @@ fn informational(f: &Failure) -> bool {
         .is_some_and(|w| matches!(w.as_str(), "INFO" | "DEBUG" | "TRACE"))
 }
 
+/// A warning Python's `warnings` module printed (`file.py:N: UserWarning: …`), not a
+/// logger's WARNING line: read only when the run ends soon after it (a pasted warning
+/// that names the fault — a driver too old, NumPy's API version — and nothing after),
+/// at the lowest rank. A logger's warnings near a healthy run's end ("force killing
+/// remaining processes", "may waste KV cache memory") gave healthy logs causes.
+fn python_warning(f: &Failure) -> bool {
+    f.kind == FailureKind::Warning
+        && f.lines
+            .first()
+            .is_some_and(|l| shapes::python_warning(&l.message).is_some())
+}
+
 /// A person stopping the program is no failure.
 fn interrupted(f: &Failure) -> bool {
     f.primary()
@@ -132,6 +145,7 @@ fn target<'x>(x: &'x Extraction, explained: &[FailureId]) -> Option<&'x Failure>
         .filter_map(|f| match shape_rank(f.kind) {
             Some(0) => Some((0, f)),
             Some(r) if terminal(x, f) && !informational(f) => Some((r, f)),
+            None if terminal(x, f) && python_warning(f) => Some((2, f)),
             _ => None,
         })
         .min_by_key(|(r, f)| {
@@ -163,6 +177,17 @@ fn text(f: &Failure) -> String {
     s
 }
 
+/// The line that names the failure, which the model weighs most: the primary exception's
+/// `Type: message`, else the failure's headline — none when a traceback was cut off
+/// before its exception line (its headline then says so, in crashdoc's words).
+fn focus(f: &Failure) -> Option<String> {
+    match f.primary().filter(|e| !e.exception_type.is_empty()) {
+        Some(e) => Some(e.headline()),
+        None if f.kind == FailureKind::Traceback => None,
+        None => Some(f.headline.clone()),
+    }
+}
+
 /// The line a person reads first: the primary exception's, else the failure's first.
 fn evidence(f: &Failure) -> Vec<EvidenceLine> {
     let line = f.primary().map_or(f.first.line, |e| e.line);
@@ -183,7 +208,7 @@ fn evidence(f: &Failure) -> Vec<EvidenceLine> {
 pub fn infer(lib: &Library, x: &Extraction, explained: &[FailureId]) -> Option<Inference> {
     let model = lib.model.as_ref()?;
     let f = target(x, explained)?;
-    let p = model.predict(&text(f), NEAREST)?;
+    let p = model.predict(&text(f), focus(f).as_deref(), NEAREST)?;
     // a routine line's words on an error line: no cause; on an exception (a healthy run
     // does not end in one), the likeliest failure class, at what the model gives it
     let (class, raw) = p

@@ -19,29 +19,24 @@ use crashdoc::knowledge::signature::{self, load::builtin_files};
 
 use crate::util::{crashdoc, root};
 
-/// The signature broken on purpose, and how: every pattern of its `match:` block gets a
-/// literal prefix no log contains, so the regexes still compile but never match.
+/// The signature broken on purpose, and how: its category is edited to a wrong one, so
+/// its patterns still match the incidents it explains and give them a confident wrong
+/// answer. (Breaking its patterns instead no longer regresses anything: with the
+/// signature silent, the category model infers `gpu-oom` from the same lines.)
 const BROKEN: &str = "torch-cuda-out-of-memory";
 
 fn break_signature(text: &str) -> String {
-    let mut out = String::new();
-    let mut in_match = false;
-    for line in text.lines() {
-        if line.starts_with("match:") {
-            in_match = true;
-        } else if !line.starts_with(' ') && !line.is_empty() {
-            in_match = false;
-        }
-        let mut l = line.to_string();
-        if in_match {
-            for key in ["message: '", "text: '", "message: \"", "text: \""] {
-                l = l.replace(key, &format!("{key}CRASHDOC-BROKEN-ON-PURPOSE "));
+    text.lines()
+        .map(|l| {
+            if l.starts_with("category:") {
+                "category: disk-full".to_string()
+            } else {
+                l.to_string()
             }
-        }
-        out.push_str(&l);
-        out.push('\n');
-    }
-    out
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
 }
 
 /// The embedded library's files written to a folder, one signature broken.

@@ -53,6 +53,10 @@ fn a_healthy_log_with_routine_error_lines_gets_no_inferred_cause() {
         "aigis-llama-cpp-none-vulkan-serving",
         "demo-env-l4-vllm-none-tf-noise",
         "tfg-ollama-none-a40-partial-offload",
+        // a logger's WARNING lines in a healthy run's last lines ("force killing remaining
+        // processes", "may waste at most 4.17% KV cache memory") are no cause
+        "dgx-spark-vllm-none-qwen36",
+        "club-3090-none-2",
     ] {
         let d = diagnose(incident);
         assert!(
@@ -160,6 +164,38 @@ fn knock_out_leaves_out_the_explaining_signature_and_its_siblings() {
     assert!(!k.removed.iter().any(|r| r == top), "{top} was left out");
     let text = knockout::render(&ks);
     assert!(text.starts_with("knock-out: top-1 category "), "{text}");
+}
+
+/// A pasted Python warning that ends the run (`…/torch/cuda/__init__.py:124: UserWarning:
+/// CUDA initialization: The NVIDIA driver on your system is too old`, NumPy's API version)
+/// is read when the signatures that name it are left out: an inferred cause, `low` (a
+/// warning never says more), where it used to be silence.
+#[test]
+fn a_python_warning_that_ends_the_run_is_read_by_the_model() {
+    let names = ["yuan2-cuda-driver-too-old", "facechain-version-mismatch"];
+    let incidents: Vec<_> = crashdoc::corpus::load_dir(&repo("corpus"))
+        .expect("the corpus")
+        .into_iter()
+        .filter(|i| names.contains(&i.name.as_str()))
+        .collect();
+    let ks = knockout::run(
+        library(),
+        EngineKind::Prefilter,
+        &incidents,
+        &repo("corpus"),
+    );
+    assert_eq!(ks.len(), names.len());
+    for k in &ks {
+        assert!(!k.removed.is_empty(), "{}: nothing left out", k.name);
+        assert!(!k.no_cause(), "{}: no cause", k.name);
+        assert_eq!(k.top_layer.as_deref(), Some("inferred"), "{}", k.name);
+        assert_eq!(
+            k.outcome.top_confidence,
+            Some(Confidence::Low),
+            "{}",
+            k.name
+        );
+    }
 }
 
 /// The committed calibration, as `corpus bless` writes it.
