@@ -50,6 +50,14 @@ re!(
     SIGNAL,
     r"(Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception)(?: \(core dumped\))?\s*$|^Fatal Python error: |(?:^|[\]\s:])Killed(?:\s.*)?$|exited with signal|received signal SIG[A-Z]+|Signal [0-9]+ \(SIG[A-Z]+\) received"
 );
+// A process ended by a signal as the shell or the batch system reports it: zsh's job
+// status (`zsh: killed  cmd`, `[1]  16261 killed  cmd`: its `sig_msg` table, lower case,
+// the fatal signals only — not `interrupt`, `hangup`, `done`), and LSF's job report
+// (`TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.`, `TERM_RUNLIMIT: …`).
+re!(
+    SHELL_SIGNAL,
+    r"^(?:zsh: |\[[0-9]+\]\s+[+-]?\s*[0-9]+\s+)(?:killed|segmentation fault|abort|bus error|illegal hardware instruction|floating point exception|cpu limit exceeded|file size limit exceeded)(?:\s|$)|^TERM_[A-Z_]+: job killed"
+);
 re!(
     ABORT,
     r"terminate called after throwing an instance of '([^']+)'"
@@ -128,6 +136,9 @@ const MARKERS: &[&str] = &[
     "segmentation",
     "bus error",
     "aborted",
+    "abort ",
+    "illegal hardware",
+    "limit exceeded",
     "illegal instruction",
     "floating point",
     "signal",
@@ -368,7 +379,7 @@ pub fn classify(rec: &Record) -> Option<FailureKind> {
     if python_warning(m).is_some() {
         return Some(FailureKind::Warning);
     }
-    if SIGNAL.is_match(m) {
+    if SIGNAL.is_match(m) || SHELL_SIGNAL.is_match(m) {
         return Some(FailureKind::Signal);
     }
     if CUDA_ERR.is_match(m) && !matches!(rec.level, Some(Level::Info | Level::Debug)) {
@@ -419,6 +430,22 @@ mod tests {
             Some(Signal)
         );
         assert_eq!(kind("Segmentation fault (core dumped)"), Some(Signal));
+        // corpus/pyllama-host-oom-convert-65b-zsh-killed (zsh's job table)
+        assert_eq!(
+            kind("[1]    16261 killed     python3 -m llama.convert_llama --ckpt_dir $CKPT_DIR --tokenizer_path   65B"),
+            Some(Signal)
+        );
+        // a session transcript quoting zsh (found with find_string "zsh: killed")
+        assert_eq!(kind("zsh: killed     nebula upgrade"), Some(Signal));
+        // corpus/dlproject-hang-timeout-lsf-runlimit (LSF's job report)
+        assert_eq!(
+            kind("TERM_RUNLIMIT: job killed after reaching LSF run time limit."),
+            Some(Signal)
+        );
+        // zsh's non-fatal statuses and prose are not a process killed
+        assert_eq!(kind("[2]  + 4242 done       make"), None);
+        assert_eq!(kind("zsh: interrupt  python train.py"), None);
+        assert_eq!(kind("the job was killed by the scheduler yesterday"), None);
         assert_eq!(
             kind("Feb 20 23:31:36 llm-two systemd[1]: vllm-kimi-k25.service: Main process exited, code=exited, status=1/FAILURE"),
             Some(Systemd)
