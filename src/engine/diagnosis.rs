@@ -80,7 +80,10 @@ fn first_failure_hidden(lib: &Library, x: &Extraction, causes: &[Cause]) -> Opti
         .failures
         .iter()
         .find(|f| f.attempt == attempt && f.first_in_attempt)?;
-    let explained = causes.iter().any(|c| c.failures.contains(&first.id));
+    // a cause that lists it among its consequences explains it too
+    let explained = causes.iter().any(|c| {
+        c.failures.contains(&first.id) || c.consequences.iter().any(|k| k.line == first.first.line)
+    });
     (!explained).then(|| FirstFailure {
         line: first.first.line,
         headline: first.headline.clone(),

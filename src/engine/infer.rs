@@ -129,6 +129,13 @@ fn python_warning(f: &Failure) -> bool {
             .is_some_and(|l| shapes::python_warning(&l.message).is_some())
 }
 
+/// A one-line failure that is only a label for what follows (NCCL's `Last error:` before
+/// the failing call): its words say nothing of the class; the line after it does.
+fn label(f: &Failure) -> bool {
+    let h = f.headline.trim();
+    f.lines.len() <= 1 && h.ends_with(':') && h.split_whitespace().count() <= 3
+}
+
 /// A person stopping the program is no failure.
 fn interrupted(f: &Failure) -> bool {
     f.primary()
@@ -141,7 +148,9 @@ fn interrupted(f: &Failure) -> bool {
 fn target<'x>(x: &'x Extraction, explained: &[FailureId]) -> Option<&'x Failure> {
     x.failures
         .iter()
-        .filter(|f| !explained.contains(&f.id) && !f.consequence_shape && !interrupted(f))
+        .filter(|f| {
+            !explained.contains(&f.id) && !f.consequence_shape && !interrupted(f) && !label(f)
+        })
         .filter_map(|f| match shape_rank(f.kind) {
             Some(0) => Some((0, f)),
             Some(r) if terminal(x, f) && !informational(f) => Some((r, f)),

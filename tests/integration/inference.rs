@@ -166,6 +166,27 @@ fn knock_out_leaves_out_the_explaining_signature_and_its_siblings() {
     assert!(text.starts_with("knock-out: top-1 category "), "{text}");
 }
 
+/// NCCL's generic `unhandled system error` follows from the failing call its `Last error:`
+/// line names: that call's signature ranks first, the generic one folds under it (so the
+/// first failure is explained, not "hidden"), and the bare `Last error:` label is no
+/// failure for the model to read.
+#[test]
+fn the_call_nccl_names_after_last_error_is_the_root_of_its_system_error() {
+    let d = diagnose("production-stack-disk-full-k8s-pod-dev-shm-64m-nccl");
+    let top = d.causes.first().expect("a cause");
+    assert_eq!(top.signature, "nccl-shm-segment-create-failed");
+    assert!(top
+        .consequences
+        .iter()
+        .any(|c| c.signature.as_deref() == Some("nccl-unhandled-system-error")));
+    assert!(d.first_failure.is_none(), "{:?}", d.first_failure);
+    assert!(
+        d.causes.iter().all(|c| c.layer.as_deref() != Some("inferred")),
+        "{:?}",
+        d.causes.iter().map(|c| &c.signature).collect::<Vec<_>>()
+    );
+}
+
 /// A pasted Python warning that ends the run (`…/torch/cuda/__init__.py:124: UserWarning:
 /// CUDA initialization: The NVIDIA driver on your system is too old`, NumPy's API version)
 /// is read when the signatures that name it are left out: an inferred cause, `low` (a
