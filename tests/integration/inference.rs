@@ -181,7 +181,9 @@ fn the_call_nccl_names_after_last_error_is_the_root_of_its_system_error() {
         .any(|c| c.signature.as_deref() == Some("nccl-unhandled-system-error")));
     assert!(d.first_failure.is_none(), "{:?}", d.first_failure);
     assert!(
-        d.causes.iter().all(|c| c.layer.as_deref() != Some("inferred")),
+        d.causes
+            .iter()
+            .all(|c| c.layer.as_deref() != Some("inferred")),
         "{:?}",
         d.causes.iter().map(|c| &c.signature).collect::<Vec<_>>()
     );
