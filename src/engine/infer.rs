@@ -86,12 +86,24 @@ fn shape_rank(k: FailureKind) -> Option<u8> {
 /// run (a healthy server prints routine error lines and goes on for long after).
 pub const TERMINAL_LINES: usize = 30;
 
-/// The run ended soon after this failure: its attempt's last line is close.
+/// The run ended soon after this failure: its attempt's last line is close to the
+/// failure's last line or, when every stream (rank, worker) printed it once, to its last
+/// occurrence: each rank of a job reporting the same error in turn, each with its stack,
+/// is the end of the run, not a run going on. A line one stream repeats is not read so
+/// (a healthy server's routine error line recurs to its last line).
 fn terminal(x: &Extraction, f: &Failure) -> bool {
+    let once_per_stream = f.streams.len() > 1 && f.count == f.streams.len();
+    let last = f
+        .occurrences
+        .iter()
+        .filter(|_| once_per_stream)
+        .map(|o| o.line)
+        .max()
+        .map_or(f.last_line(), |l| l.max(f.last_line()));
     x.attempts
         .iter()
         .find(|a| a.index == f.attempt)
-        .is_some_and(|a| a.last_line.saturating_sub(f.last_line()) <= TERMINAL_LINES)
+        .is_some_and(|a| a.last_line.saturating_sub(last) <= TERMINAL_LINES)
 }
 
 /// A line whose own level is INFO or DEBUG (`NCCL INFO … abortFlag 0`) holds an error

@@ -144,7 +144,7 @@ const SPECIFIC: &[(&str, bool)] = &[
     (r"^\S+ > .+ FAILED$", false),
     (r"^_{3,}\s.*\s_{3,}$", false),
     (r"^\s*[0-9]+\)\s+\S", false),
-    (r"^\*\*\s\(", false),
+    (r"^\s*\*\*\s\(", false),
     (r"^\s*E\s{2,}\S", false),
     (r"\[FAIL\]|\bnot ok\b", false),
     // pytest's banner when a session stops (`!!! KeyboardInterrupt !!!`, `!!! Interrupted: …`)
@@ -169,13 +169,14 @@ re!(ERRORISH_RE, ERRORISH);
 
 /// What makes an error word no error: a zero count, a passing test, an informational
 /// line, a flag, an identifier or a file name that holds the word, a command being
-/// echoed, a quiet build's progress line (Kbuild-style `  GEN  path`, `  CC  file.o`).
+/// echoed, a quiet build's progress line (Kbuild-style `  GEN  path`, `  CC  file.o`; GHC's
+/// `[ 3 of 16] Compiling Test.QuickCheck.Exception`).
 const BENIGN: &str = r"(?ix)
  \b0\ (?:failures?|errors?|failed)\b|\b(?:fail(?:ures?|ed)?|errors?):?\s+0\b|\bno\ (?:errors?|failures?)\b|\bpassed\b|\bok\b\s*$|(?-i:\bPASS\b)|\u{2713}|\u{2714}
  |^\s*(?:INFO|DEBUG)\b|\[INFO\]|-Werror|-Wno-|-Wall|-fno-|--error|error_?reporting|errors?\.(?:js|py|rb|go|h|c|ts)\b|_error|error_|Error\.php|ErrorHandler
  |^\s*(?:\+\ |\$\ |\+{1,3}[a-z_])|^\s*(?:Compiling|Downloading|Installing|Collecting|Requirement|Building|Running|Fetching|Using)\b
  |^\s*(?-i:GEN|CC|CXX|LD|AR|AS|CCLD|CXXLD|LINK|MSGFMT|SUBDIR|CONF|DEP|ERLC|APP|INSTALL)\s+\S
- |(?:errors?|fail\w*|exception\w*)\.[a-z]{1,4}\b|\bskipp?ed\b|allow_failures|fast_finish|on_failure|--fail-fast|failfast";
+ |(?:errors?|fail\w*|exception\w*)\.[a-z]{1,5}\b|\[\s*[0-9]+\ of\ [0-9]+\]\s+Compiling\b|\bskipp?ed\b|allow_failures|fast_finish|on_failure|--fail-fast|failfast";
 re!(BENIGN_RE, BENIGN);
 
 // A warning: never the failing block's headline (it may still be a failure of its own).
@@ -499,6 +500,11 @@ struct Track {
     lines: Vec<(usize, String)>,
     /// For a generic summary: the paragraph above it, where its tool said why.
     before: Vec<(usize, String)>,
+    /// For any other line: the paragraph above it, where its record's header may be
+    /// ([`lead::lead_in`]).
+    lead: Vec<(usize, String)>,
+    /// The headline opens a test's record ([`Track::record_step`]).
+    record: bool,
 }
 
 /// The failing block of one input, as the tracker found it.
@@ -620,8 +626,10 @@ impl Steps {
                 Some(t) if !t.done => t.step(line, shape, class, hash, raw),
                 None if strength == Some(i) => {
                     let mut t = Track::open(line, class, hash, raw);
-                    if class == Some(Class::Generic) {
-                        t.before = self.recent.above();
+                    match class {
+                        Some(Class::Generic) => t.before = self.recent.above(),
+                        Some(Class::Header) => {}
+                        _ => t.lead = self.recent.above(),
                     }
                     *slot = Some(t);
                 }
@@ -647,10 +655,16 @@ impl Steps {
         let weakest = if self.stating { 2 } else { 0 };
         let strongest = self.tracks.get(weakest..).unwrap_or_default();
         if let Some(t) = strongest.iter().rev().flatten().next() {
-            let start = t.before.first().map_or(t.head, |(l, _)| *l);
+            let start = t
+                .before
+                .first()
+                .map(|(l, _)| *l)
+                .or_else(|| lead::lead_in(t.head, &t.lead))
+                .unwrap_or(t.head);
             let lines = t
                 .before
                 .iter()
+                .chain(t.lead.iter().filter(|(l, _)| (start..t.head).contains(l)))
                 .chain(t.lines.iter().filter(|(l, _)| (t.head..=t.end).contains(l)))
                 .take(MAX_BLOCK)
                 .cloned()
@@ -682,18 +696,27 @@ impl Track {
             blank_after: false,
             done: false,
             before: Vec::new(),
+            lead: Vec::new(),
+            record: lead::record_banner(&shown(raw)),
         }
     }
 
     fn step(&mut self, line: usize, shape: LineShape, class: Option<Class>, hash: u64, raw: &[u8]) {
-        if line <= self.head + MAX_BLOCK {
-            self.lines.push((line, shown(raw)));
+        let text = (line <= self.head + MAX_BLOCK).then(|| shown(raw));
+        if let Some(t) = &text {
+            self.lines.push((line, t.clone()));
+        }
+        if self.record {
+            self.record_step(line, shape, class, text.as_deref());
+            return;
         }
         if self.after_header {
             if shape.blank {
                 return;
             }
             self.after_header = false;
+            self.lead.clear();
+            self.record = text.as_deref().is_some_and(lead::record_banner);
             self.lines.retain(|(l, _)| *l >= line);
             self.head = line;
             self.head_hash = hash;
@@ -710,6 +733,7 @@ impl Track {
             // a retry: the same line again in the cluster is read at its last try
             if hash == self.head_hash && hash != 0 {
                 self.head = line;
+                self.lead.clear();
                 self.lines.retain(|(l, _)| *l >= line);
             }
             self.last_candidate = line;
@@ -726,6 +750,13 @@ impl Track {
             return;
         }
         if self.blank_after && !shape.indented {
+            // a test runner's record goes on with where it failed (PHPUnit prints the
+            // `path:line` list after a blank line)
+            if text.as_deref().is_some_and(lead::location) {
+                self.end = line;
+                self.blank_after = false;
+                return;
+            }
             self.done = true;
             return;
         }
@@ -734,5 +765,31 @@ impl Track {
     }
 }
 
+impl Track {
+    /// A test's record (pytest's `____ test_name ____` banner): its source, its locals
+    /// and its `E` lines are separated by blank lines, and the record ends where the next
+    /// one starts or the session's summary does.
+    fn record_step(
+        &mut self,
+        line: usize,
+        shape: LineShape,
+        class: Option<Class>,
+        text: Option<&str>,
+    ) {
+        let Some(text) = text else {
+            self.done = true;
+            return;
+        };
+        if class == Some(Class::Generic) || lead::record_end(text) {
+            self.done = true;
+            return;
+        }
+        if !shape.blank {
+            self.end = line;
+        }
+    }
+}
+
+mod lead;
 #[cfg(test)]
 mod tests;

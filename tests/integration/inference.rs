@@ -221,6 +221,29 @@ fn a_python_warning_that_ends_the_run_is_read_by_the_model() {
     }
 }
 
+/// An error line every rank prints in turn, each with the stack of its failed collective,
+/// ends the run though the first copy is far from the log's end: with the signatures that
+/// name PyTorch's watchdog timeout left out, the model reads it (it used to be silence).
+#[test]
+fn an_error_every_rank_repeats_to_the_end_is_read_by_the_model() {
+    let name = "vllm-ds4-hang-timeout-mtp1-logits-allgather";
+    let incidents: Vec<_> = crashdoc::corpus::load_dir(&repo("corpus"))
+        .expect("the corpus")
+        .into_iter()
+        .filter(|i| i.name == name)
+        .collect();
+    let ks = knockout::run(
+        library(),
+        EngineKind::Prefilter,
+        &incidents,
+        &repo("corpus"),
+    );
+    let k = ks.first().expect("the incident");
+    assert!(!k.removed.is_empty(), "nothing left out");
+    assert!(!k.no_cause(), "no cause");
+    assert_eq!(k.top_layer.as_deref(), Some("inferred"));
+}
+
 /// The committed calibration, as `corpus bless` writes it.
 fn committed_calibration() -> crashdoc::knowledge::isotonic::CalibrationFile {
     let text = std::fs::read_to_string(repo("corpus/calibration.json")).expect("calibration");

@@ -227,3 +227,31 @@ fn a_runner_that_says_why_the_job_ended_is_the_block() {
     let log = "##[group]Run tests\nerror: linking failed\nThe operation was canceled.\n";
     assert_eq!(block(log), Some((2, 2)));
 }
+
+#[test]
+fn a_numbered_test_record_is_read_from_its_number() {
+    // ExUnit: the number, the test's file, then the exception indented under it
+    let log = "Finished in 1.2 seconds\n\n  1) test greets (GreeterTest)\n     test/greeter_test.exs:5\n     ** (MatchError) no match of right hand side value: :error\n     code: :ok = Greeter.greet()\n\n";
+    assert_eq!(block(log), Some((3, 6)));
+}
+
+#[test]
+fn a_source_excerpt_leads_the_error_it_shows() {
+    // Node's uncaught exception: the location, the source, a caret, a blank, the error
+    let log = "> node build.js\n\n/app/build.js:31\n  foo(a, );\n         ^\n\nSyntaxError: Unexpected token )\n    at Module._compile (module.js:549:28)\n";
+    assert_eq!(block(log), Some((3, 8)));
+}
+
+#[test]
+fn a_pytest_record_runs_to_the_next_one() {
+    // the banner, the source, a blank, the `E` lines, the file: one record; the next
+    // banner starts another
+    let log = "=== FAILURES ===\n___ test_add ___\n\n    def test_add():\n>       assert add(1, 1) == 3\nE       assert 2 == 3\n\ntests/test_math.py:4: AssertionError\n___ test_sub ___\n\n    def test_sub():\n";
+    assert_eq!(block(log).map(|(_, end)| end), Some(8));
+}
+
+#[test]
+fn phpunit_s_locations_after_a_blank_line_belong_to_the_test() {
+    let log = "There was 1 failure:\n\n1) FooTest::testBar\nFailed asserting that false is true.\n\n/app/tests/FooTest.php:31\n/app/vendor/bin/phpunit:12\n\n2) FooTest::testBaz\nFailed asserting that 1 is 2.\n";
+    assert_eq!(block(log), Some((3, 7)));
+}
