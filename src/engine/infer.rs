@@ -93,13 +93,10 @@ pub const TERMINAL_LINES: usize = 30;
 /// (a healthy server's routine error line recurs to its last line).
 fn terminal(x: &Extraction, f: &Failure) -> bool {
     let once_per_stream = f.streams.len() > 1 && f.count == f.streams.len();
-    let last = f
-        .occurrences
-        .iter()
-        .filter(|_| once_per_stream)
-        .map(|o| o.line)
-        .max()
-        .map_or(f.last_line(), |l| l.max(f.last_line()));
+    let mut last = f.last_line();
+    if once_per_stream {
+        last = f.occurrences.iter().map(|o| o.line).fold(last, usize::max);
+    }
     x.attempts
         .iter()
         .find(|a| a.index == f.attempt)

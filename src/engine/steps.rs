@@ -763,9 +763,7 @@ impl Track {
         self.end = line;
         self.blank_after = false;
     }
-}
 
-impl Track {
     /// A test's record (pytest's `____ test_name ____` banner): its source, its locals
     /// and its `E` lines are separated by blank lines, and the record ends where the next
     /// one starts or the session's summary does.
