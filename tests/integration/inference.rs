@@ -189,6 +189,21 @@ fn the_call_nccl_names_after_last_error_is_the_root_of_its_system_error() {
     );
 }
 
+/// The named corpus incidents under knock-out.
+fn knocked_out(names: &[&str]) -> Vec<knockout::KnockedIncident> {
+    let incidents: Vec<_> = crashdoc::corpus::load_dir(&repo("corpus"))
+        .expect("the corpus")
+        .into_iter()
+        .filter(|i| names.contains(&i.name.as_str()))
+        .collect();
+    knockout::run(
+        library(),
+        EngineKind::Prefilter,
+        &incidents,
+        &repo("corpus"),
+    )
+}
+
 /// A pasted Python warning that ends the run (`…/torch/cuda/__init__.py:124: UserWarning:
 /// CUDA initialization: The NVIDIA driver on your system is too old`, NumPy's API version)
 /// is read when the signatures that name it are left out: an inferred cause, `low` (a
@@ -196,17 +211,7 @@ fn the_call_nccl_names_after_last_error_is_the_root_of_its_system_error() {
 #[test]
 fn a_python_warning_that_ends_the_run_is_read_by_the_model() {
     let names = ["yuan2-cuda-driver-too-old", "facechain-version-mismatch"];
-    let incidents: Vec<_> = crashdoc::corpus::load_dir(&repo("corpus"))
-        .expect("the corpus")
-        .into_iter()
-        .filter(|i| names.contains(&i.name.as_str()))
-        .collect();
-    let ks = knockout::run(
-        library(),
-        EngineKind::Prefilter,
-        &incidents,
-        &repo("corpus"),
-    );
+    let ks = knocked_out(&names);
     assert_eq!(ks.len(), names.len());
     for k in &ks {
         assert!(!k.removed.is_empty(), "{}: nothing left out", k.name);
@@ -226,18 +231,7 @@ fn a_python_warning_that_ends_the_run_is_read_by_the_model() {
 /// name PyTorch's watchdog timeout left out, the model reads it (it used to be silence).
 #[test]
 fn an_error_every_rank_repeats_to_the_end_is_read_by_the_model() {
-    let name = "vllm-ds4-hang-timeout-mtp1-logits-allgather";
-    let incidents: Vec<_> = crashdoc::corpus::load_dir(&repo("corpus"))
-        .expect("the corpus")
-        .into_iter()
-        .filter(|i| i.name == name)
-        .collect();
-    let ks = knockout::run(
-        library(),
-        EngineKind::Prefilter,
-        &incidents,
-        &repo("corpus"),
-    );
+    let ks = knocked_out(&["vllm-ds4-hang-timeout-mtp1-logits-allgather"]);
     let k = ks.first().expect("the incident");
     assert!(!k.removed.is_empty(), "nothing left out");
     assert!(!k.no_cause(), "no cause");
