@@ -465,12 +465,21 @@ impl Recent {
     /// The paragraph just above the line being read: the one it belongs to, else the one
     /// before the blank lines.
     fn above(&self) -> Vec<(usize, String)> {
+        self.above_last(MAX_BEFORE)
+    }
+
+    /// The last `n` lines of [`Recent::above`]'s paragraph.
+    fn above_last(&self, n: usize) -> Vec<(usize, String)> {
         let para = if self.current.is_empty() {
             &self.previous
         } else {
             &self.current
         };
-        para.iter().map(|(l, b)| (*l, shown(b))).collect()
+        let skip = para.len().saturating_sub(n);
+        para.iter()
+            .skip(skip)
+            .map(|(l, b)| (*l, shown(b)))
+            .collect()
     }
 }
 
@@ -629,7 +638,7 @@ impl Steps {
                     match class {
                         Some(Class::Generic) => t.before = self.recent.above(),
                         Some(Class::Header) => {}
-                        _ => t.lead = self.recent.above(),
+                        _ => t.lead = self.recent.above_last(lead::LINES),
                     }
                     *slot = Some(t);
                 }
@@ -686,8 +695,10 @@ impl Steps {
 
 impl Track {
     fn open(line: usize, class: Option<Class>, hash: u64, raw: &[u8]) -> Track {
+        let text = shown(raw);
         Track {
-            lines: vec![(line, shown(raw))],
+            record: lead::record_banner(&text),
+            lines: vec![(line, text)],
             head: line,
             head_hash: hash,
             after_header: class == Some(Class::Header),
@@ -697,7 +708,6 @@ impl Track {
             done: false,
             before: Vec::new(),
             lead: Vec::new(),
-            record: lead::record_banner(&shown(raw)),
         }
     }
 

@@ -22,6 +22,9 @@ use regex::Regex;
 
 /// Lines above the headline a header may be, at most.
 const REACH: usize = 3;
+/// Lines of the paragraph above a headline the rules can look at (one more than
+/// [`REACH`] when blank lines separate it from the headline): what a track keeps.
+pub const LINES: usize = REACH + 1;
 
 macro_rules! re {
     ($name:ident, $pat:expr) => {
@@ -44,8 +47,8 @@ re!(
 
 // pytest's banner over one test's record (`____ test_x ____`, `__ ERROR at setup of x __`)
 re!(BANNER, r"^_{3,}\s.*\S\s_{3,}$");
-// where a record's next one or a session's summary starts
-re!(RECORD_END, r"^(?:_{3,}\s.*\S\s_{3,}|={3,}.*)$");
+// a session's summary after the records (`==== short test summary info ====`, `=== 2 failed`)
+re!(SUMMARY, r"^={3,}");
 // a location alone on its line: `path:line` (PHPUnit's list under a failed test)
 re!(LOCATION_ALONE, r"^\S+\.\w+:[0-9]+$");
 
@@ -56,7 +59,7 @@ pub fn record_banner(line: &str) -> bool {
 
 /// The line starts another record or the session's summary.
 pub fn record_end(line: &str) -> bool {
-    RECORD_END.is_match(line.trim_end())
+    record_banner(line) || SUMMARY.is_match(line)
 }
 
 /// The line is a source location alone (`/path/to/FooTest.php:37`).
