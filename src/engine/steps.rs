@@ -116,8 +116,9 @@ const GENERIC: &[&str] = &[
 set!(GENERIC_SET, GENERIC);
 
 /// A line that announces the details of a failure on the lines after it: the block
-/// starts after it.
-const HEADER: &str = r"(?i)^(?:There (?:was|were) [0-9]+ (?:failures?|errors?):|[0-9]+ failing|rake aborted!|=+ (?:FAILURES|ERRORS) =+|TEST FAILURES|FAILURES!+|Failures:|ERROR|Last [0-9]+ lines of output:|Caused by:|Errors?:|Failed tests?:)$";
+/// starts after it (awesome_bot's `Issues :-(` before its list of failing links, rake's
+/// `rake aborted!`, PHPUnit's `There were 2 failures:`, mocha's `3 failing`…).
+const HEADER: &str = r"(?i)^(?:Issues :-\(|There (?:was|were) [0-9]+ (?:failures?|errors?):|[0-9]+ failing|rake aborted!|=+ (?:FAILURES|ERRORS) =+|TEST FAILURES|FAILURES!+|Failures:|ERROR|Last [0-9]+ lines of output:|Caused by:|Errors?:|Failed tests?:)$";
 re!(HEADER_RE, HEADER);
 
 /// A line stating a failure in a tool's own standard shape, with how strongly it says so
@@ -128,6 +129,8 @@ const SPECIFIC: &[(&str, bool)] = &[
         r"(?i)^\s*\S+?:[0-9]+(?::[0-9]+)?:\s*(?:fatal |runtime )?error\b",
         true,
     ),
+    // erlc's error: `src/m.erl:91: field f undefined in record r` (its warnings say so)
+    (r"^\s*\S+\.[eh]rl:[0-9]+:(?:[0-9]+:)?\s+[^W\s]", true),
     // xcpretty's compile error: `❌  /path/File.swift:97:2: message`
     (r"^\s*\u{274C}\s+\S+?:[0-9]+(?::[0-9]+)?:\s", true),
     // a sanitizer's report (ASan, TSan, MSan, UBSan): `==1234==ERROR: AddressSanitizer: …`
@@ -136,6 +139,8 @@ const SPECIFIC: &[(&str, bool)] = &[
     (r"^CMake Error", true),
     // exceptions (Python, Java, JavaScript…) and Rust panics
     (r"^(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)(?::|$)", true),
+    // the JVM's report of an exception no handler caught
+    (r#"^Exception in thread "[^"]*" \S"#, true),
     (r"panicked at", true),
     // test runners: go test, pytest, mocha/jasmine, ExUnit, xUnit/TAP
     (r"^(?:--- )?FAIL:?\s+\S", false),
@@ -146,6 +151,8 @@ const SPECIFIC: &[(&str, bool)] = &[
     (r"^\s*[0-9]+\)\s+\S", false),
     (r"^\s*\*\*\s\(", false),
     (r"^\s*E\s{2,}\S", false),
+    // Erlang/OTP common_test: `inet_SUITE:t_gethostnative failed on line 696`
+    (r"^\S+_SUITE:\S+ failed(?: on line [0-9]+)?$", false),
     (r"\[FAIL\]|\bnot ok\b", false),
     // pytest's banner when a session stops (`!!! KeyboardInterrupt !!!`, `!!! Interrupted: …`)
     (r"^!{3,} .+ !{3,}$", false),
@@ -176,7 +183,7 @@ const BENIGN: &str = r"(?ix)
  |^\s*(?:INFO|DEBUG)\b|\[INFO\]|-Werror|-Wno-|-Wall|-fno-|--error|error_?reporting|errors?\.(?:js|py|rb|go|h|c|ts)\b|_error|error_|Error\.php|ErrorHandler
  |^\s*(?:\+\ |\$\ |\+{1,3}[a-z_])|^\s*(?:Compiling|Downloading|Installing|Collecting|Requirement|Building|Running|Fetching|Using)\b
  |^\s*(?-i:GEN|CC|CXX|LD|AR|AS|CCLD|CXXLD|LINK|MSGFMT|SUBDIR|CONF|DEP|ERLC|APP|INSTALL)\s+\S
- |(?:errors?|fail\w*|exception\w*)\.[a-z]{1,5}\b|\[\s*[0-9]+\ of\ [0-9]+\]\s+Compiling\b|\bskipp?ed\b|allow_failures|fast_finish|on_failure|--fail-fast|failfast";
+ |(?:errors?|fail\w*|exception\w*)\.[a-z]{1,5}\b|\[\s*[0-9]+\ of\ [0-9]+\]\s+Compiling\b|\bskipp?ed\b|\(ignored\)\s*$|\s\.{2,}\s*ok\b|\w\.(?-i:Error|Exception)s?\b(?:[^:]|$)|allow_failures|fast_finish|on_failure|--fail-fast|failfast";
 re!(BENIGN_RE, BENIGN);
 
 // A warning: never the failing block's headline (it may still be a failure of its own).
@@ -236,6 +243,7 @@ const LITERALS: &[&str] = &[
     "!!! ",
     ">>> lint for",
     "exceeded the maximum",
+    "issues :-(",
 ];
 
 /// The literals [`classify`] needs (added to the prefilter's automaton).

@@ -255,3 +255,80 @@ fn phpunit_s_locations_after_a_blank_line_belong_to_the_test() {
     let log = "There was 1 failure:\n\n1) FooTest::testBar\nFailed asserting that false is true.\n\n/app/tests/FooTest.php:31\n/app/vendor/bin/phpunit:12\n\n2) FooTest::testBaz\nFailed asserting that 1 is 2.\n";
     assert_eq!(block(log), Some((3, 7)));
 }
+
+#[test]
+fn tool_formats_that_state_a_failure_without_the_word_error() {
+    // erlc prints an error as `file:line: message`, a warning with `Warning:`
+    assert_eq!(
+        classify(
+            "src/rabbit_vhost.erl:91: field description undefined in record vhost",
+            None
+        ),
+        Some(Class::Stated)
+    );
+    assert_eq!(
+        classify("src/a.erl:12: Warning: variable 'X' is unused", None),
+        None
+    );
+    // the JVM's uncaught exception, common_test's failed case
+    assert_eq!(
+        classify(
+            "Exception in thread \"main\" java.lang.ExceptionInInitializerError",
+            None
+        ),
+        Some(Class::Stated)
+    );
+    assert_eq!(
+        classify("inet_SUITE:t_gethostnative failed on line 696", None),
+        Some(Class::Specific)
+    );
+    assert_eq!(classify("Issues :-(", None), Some(Class::Header));
+}
+
+#[test]
+fn lines_whose_error_words_are_no_failure() {
+    // make went on (`-` before the recipe, or -i); prove's passing script; a module name
+    assert_eq!(
+        classify("make[1]: [/build/deps/proper] Error 1 (ignored)", None),
+        None
+    );
+    assert_eq!(
+        classify(
+            "[05:37:05] t4151-am-abort.sh ....................... ok      893 ms",
+            None
+        ),
+        None
+    );
+    assert_eq!(
+        classify(
+            "    Text.Pandoc.Emoji,Text.Pandoc.Error=pandoc-2.6:Text.Pandoc.Error",
+            None
+        ),
+        None
+    );
+    // a qualified exception followed by its message is still one
+    assert_eq!(
+        classify("java.lang.IllegalStateException: closed", None),
+        Some(Class::Stated)
+    );
+}
+
+#[test]
+fn awesome_bot_s_issues_announce_its_failing_links() {
+    let log = "\
+$ awesome_bot README.md --allow-ssl
+> Will allow errors: 302
+Checking URLs: \u{2713}x\u{2713}
+  12. [L3035]  https://a.example Failed to open TCP connection to a.example:443
+
+Issues :-(
+> Links 
+  1. [L3035]  https://a.example Failed to open TCP connection
+> Dupes 
+  None \u{2713}
+
+Wrote results to ab-results-README.md.json
+The command \"awesome_bot README.md --allow-ssl\" exited with 1.
+";
+    assert_eq!(block(log), Some((7, 10)));
+}
