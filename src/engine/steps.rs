@@ -121,6 +121,11 @@ set!(GENERIC_SET, GENERIC);
 const HEADER: &str = r"(?i)^(?:Issues :-\(|There (?:was|were) [0-9]+ (?:failures?|errors?):|[0-9]+ failing|rake aborted!|=+ (?:FAILURES|ERRORS) =+|TEST FAILURES|FAILURES!+|Failures:|ERROR|Last [0-9]+ lines of output:|Caused by:|Errors?:|Failed tests?:)$";
 re!(HEADER_RE, HEADER);
 
+/// A header that is itself the failure's first line (`rake aborted!`, `Error:`), not a
+/// section's banner (`=== FAILURES ===`, `3 failing`): the block starts at it.
+const HEADER_STATING: &str = r"(?i)^(?:rake aborted!|ERROR|Errors?:)$";
+re!(HEADER_STATING_RE, HEADER_STATING);
+
 /// A line stating a failure in a tool's own standard shape, with how strongly it says so
 /// (a strong one is a candidate even where a benign word appears in it).
 const SPECIFIC: &[(&str, bool)] = &[
@@ -505,6 +510,8 @@ struct Track {
     head_hash: u64,
     /// Waiting for the line after a header.
     after_header: bool,
+    /// The header line the block's details follow, when it states the failure itself.
+    header: Option<usize>,
     /// The last candidate line of the cluster.
     last_candidate: usize,
     /// The block's last line so far.
@@ -677,6 +684,7 @@ impl Steps {
                 .first()
                 .map(|(l, _)| *l)
                 .or_else(|| lead::lead_in(t.head, &t.lead))
+                .or(t.header)
                 .unwrap_or(t.head);
             let lines = t
                 .before
@@ -704,12 +712,15 @@ impl Steps {
 impl Track {
     fn open(line: usize, class: Option<Class>, hash: u64, raw: &[u8]) -> Track {
         let text = shown(raw);
+        let stating_header =
+            class == Some(Class::Header) && HEADER_STATING_RE.is_match(text.trim());
         Track {
             record: lead::record_banner(&text),
             lines: vec![(line, text)],
             head: line,
             head_hash: hash,
             after_header: class == Some(Class::Header),
+            header: stating_header.then_some(line),
             last_candidate: line,
             end: line,
             blank_after: false,

@@ -116,6 +116,7 @@ error: after the end
 
 #[test]
 fn a_header_announces_the_block_after_it() {
+    // a header that states the failure is the block's first line
     let log = "\
 $ rake
 rake aborted!
@@ -124,7 +125,20 @@ No Rakefile found (looking for: rakefile, Rakefile)
 
 The command \"rake\" exited with 1.
 ";
-    assert_eq!(block(log), Some((3, 4)));
+    assert_eq!(block(log), Some((2, 4)));
+    // a section's banner is not
+    let log = "\
+$ mocha
+  2 passing
+  1 failing
+
+  1) parser
+       rejects a bad tag:
+     AssertionError: expected 1 to equal 2
+
+The command \"mocha\" exited with 1.
+";
+    assert_eq!(block(log), Some((5, 7)));
 }
 
 #[test]
