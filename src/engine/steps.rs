@@ -6,10 +6,12 @@
 //! `ERROR: Job failed`); a build tool prints a summary after the real error (make's
 //! `*** [t] Error 1`, `npm ERR!` boilerplate, Maven's `BUILD FAILURE`); a test runner
 //! announces its details (`=== FAILURES ===`, `rake aborted!`); Gradle's `* What went wrong:`
-//! summarises what its test logger or the compiler printed before it. The
+//! summarises what its test logger or the compiler printed before it; a test runner's
+//! verdict on a test (`--- FAIL: TestX`, ScalaTest's `*** FAILED ***`) names the test that
+//! failed, where the exceptions a test run logs before it may be expected. The
 //! failing block is the first cluster of error lines in the failing step that holds the
-//! strongest kind of line the step has, read from its headline to the end of its
-//! paragraph.
+//! strongest kind of line the step has, read from its headline (or from a header that
+//! states the failure, `rake aborted!`) to the end of its paragraph.
 //!
 //! Every rule here names a log format or a tool as it prints its lines ([`TERMINAL`],
 //! [`STEP_START`], [`GENERIC`], [`HEADER`], [`SPECIFIC`]); none names a project.
@@ -125,6 +127,23 @@ re!(HEADER_RE, HEADER);
 /// section's banner (`=== FAILURES ===`, `3 failing`): the block starts at it.
 const HEADER_STATING: &str = r"(?i)^(?:rake aborted!|ERROR|Errors?:)$";
 re!(HEADER_STATING_RE, HEADER_STATING);
+
+/// A test runner's verdict on one test: outranks an exception printed before it (a test
+/// run prints the exceptions its tests expect or log; the verdict names the test that
+/// failed, and its record follows it).
+const VERDICT: &[&str] = &[
+    // go test, Python's unittest: `--- FAIL: TestX (0.02s)`, `FAIL: test_x (m.C)`
+    r"^(?:--- )?FAIL:\s+\S",
+    // ScalaTest: `- test name *** FAILED ***`
+    r"\*\*\* FAILED \*\*\*",
+    // Gradle's test logger: `Class > method FAILED`
+    r"^\S+ > .+ FAILED$",
+    // Karma: `Firefox 60.0.0 (Windows 7.0.0) suite test FAILED`
+    r"^\w+ [0-9][0-9.]* \([^)]*\) .+ FAILED$",
+    // Pester: `[-] test name`
+    r"^\s*\[-\]\s+\S",
+];
+set!(VERDICT_SET, VERDICT);
 
 /// A line stating a failure in a tool's own standard shape, with how strongly it says so
 /// (a strong one is a candidate even where a benign word appears in it).
@@ -249,6 +268,7 @@ const LITERALS: &[&str] = &[
     ">>> lint for",
     "exceeded the maximum",
     "issues :-(",
+    "[-] ",
 ];
 
 /// The literals [`classify`] needs (added to the prefilter's automaton).
@@ -277,6 +297,8 @@ pub enum Class {
     Header,
     /// A failure stated in a tool's standard shape.
     Specific,
+    /// A test runner's verdict on a test.
+    Verdict,
     /// A failure stated in a compiler's or a language's own shape (`file:line: error`,
     /// `error[E0425]:`, `ValueError:`, a panic): what a build or test runner's lines report.
     Stated,
@@ -287,12 +309,15 @@ pub enum Class {
 }
 
 impl Class {
-    /// How much a person trusts the line as the headline: 4 is a tool's own section of
-    /// failure details, 3 a compiler's or a language's error, 2 a failure stated in a
-    /// tool's shape, 1 error words, 0 only says something failed.
+    /// How much a person trusts the line as the headline: 5 is a tool's own section of
+    /// failure details, 4 a test runner's verdict on a test (a test run prints the
+    /// exceptions its tests expect or log before it), 3 a compiler's or a language's
+    /// error, 2 a failure stated in a tool's shape, 1 error words, 0 only says something
+    /// failed.
     fn strength(self) -> Option<usize> {
         match self {
-            Class::Header => Some(4),
+            Class::Header => Some(5),
+            Class::Verdict => Some(4),
             Class::Stated => Some(3),
             Class::Specific => Some(2),
             Class::Weak => Some(1),
@@ -344,6 +369,9 @@ pub fn classify(message: &str, level: Option<Level>) -> Option<Class> {
         return Some(Class::Generic);
     }
     let benign = BENIGN_RE.is_match(s) || WARN_RE.is_match(s);
+    if VERDICT_SET.is_match(t) {
+        return Some(Class::Verdict);
+    }
     if let Some(i) = SPECIFIC_SET.matches(s).iter().next() {
         let strong = SPECIFIC.get(i).is_some_and(|(_, strong)| *strong);
         if strong {
@@ -563,8 +591,8 @@ fn shown(bytes: &[u8]) -> String {
 pub struct Steps {
     step_start: usize,
     terminal: Option<usize>,
-    /// One track per strength (generic, weak, specific, stated, header).
-    tracks: [Option<Track>; 5],
+    /// One track per strength (generic, weak, specific, stated, verdict, header).
+    tracks: [Option<Track>; 6],
     terminal_text: Option<String>,
     /// The paragraph above the terminal line: where a step that printed no error line
     /// said why it failed.
@@ -627,6 +655,9 @@ impl Steps {
     ) {
         match class {
             Some(c @ (Class::Terminal | Class::Stating)) => {
+                if std::env::var_os("CSTEPS").is_some() {
+                    eprintln!("TERM L{} {}", line, shown(raw));
+                }
                 self.terminal = Some(line);
                 self.terminal_text = Some(shown(raw));
                 // a status is read with the paragraph above it; a reason is the block
@@ -637,6 +668,13 @@ impl Steps {
                 return;
             }
             Some(Class::StepStart) => {
+                if std::env::var_os("CSTEPS").is_some() {
+                    eprintln!(
+                        "STEP L{} {}",
+                        line,
+                        shown(raw).chars().take(100).collect::<String>()
+                    );
+                }
                 self.step_start = line;
                 self.tracks = Default::default();
                 self.recent.clear();
@@ -649,6 +687,9 @@ impl Steps {
             match slot {
                 Some(t) if !t.done => t.step(line, shape, class, hash, raw),
                 None if strength == Some(i) => {
+                    if std::env::var_os("CSTEPS").is_some() {
+                        eprintln!("OPEN s{} L{} {}", i, line, shown(raw));
+                    }
                     let mut t = Track::open(line, class, hash, raw);
                     match class {
                         Some(Class::Generic) => t.before = self.recent.above(),

@@ -346,3 +346,35 @@ The command \"awesome_bot README.md --allow-ssl\" exited with 1.
 ";
     assert_eq!(block(log), Some((7, 10)));
 }
+
+#[test]
+fn a_test_runner_s_verdict_outranks_the_exceptions_a_test_run_logs() {
+    assert_eq!(
+        classify("- rejects a bad peer *** FAILED ***", None),
+        Some(Class::Verdict)
+    );
+    assert_eq!(
+        classify("--- FAIL: TestParallel (2.74s)", None),
+        Some(Class::Verdict)
+    );
+    assert_eq!(
+        classify(
+            "Firefox 60.0.0 (Windows 7.0.0) injector should throw FAILED",
+            None
+        ),
+        Some(Class::Verdict)
+    );
+    assert_eq!(classify("  [-] runs all files", None), Some(Class::Verdict));
+    let log = "\
+$ sbt test
+[info] DrainSpec:
+com.example.TimeoutException: Failed to drain within the deadline
+\tat com.example.Session.run(Session.scala:142)
+[info] - drains *** FAILED ***
+[info]   Expected SslException, but Failure was thrown (SslTest.scala:151)
+[info] Run completed in 4 seconds.
+
+The command \"sbt test\" exited with 1.
+";
+    assert_eq!(block(log), Some((5, 7)));
+}
