@@ -369,6 +369,7 @@ pub fn classify(message: &str, level: Option<Level>) -> Option<Class> {
         return Some(Class::Generic);
     }
     let benign = BENIGN_RE.is_match(s) || WARN_RE.is_match(s);
+    // a verdict counts whatever surrounds it (sbt prints ScalaTest's under `[info]`)
     if VERDICT_SET.is_match(t) {
         return Some(Class::Verdict);
     }
@@ -655,9 +656,6 @@ impl Steps {
     ) {
         match class {
             Some(c @ (Class::Terminal | Class::Stating)) => {
-                if std::env::var_os("CSTEPS").is_some() {
-                    eprintln!("TERM L{} {}", line, shown(raw));
-                }
                 self.terminal = Some(line);
                 self.terminal_text = Some(shown(raw));
                 // a status is read with the paragraph above it; a reason is the block
@@ -668,13 +666,6 @@ impl Steps {
                 return;
             }
             Some(Class::StepStart) => {
-                if std::env::var_os("CSTEPS").is_some() {
-                    eprintln!(
-                        "STEP L{} {}",
-                        line,
-                        shown(raw).chars().take(100).collect::<String>()
-                    );
-                }
                 self.step_start = line;
                 self.tracks = Default::default();
                 self.recent.clear();
@@ -687,9 +678,6 @@ impl Steps {
             match slot {
                 Some(t) if !t.done => t.step(line, shape, class, hash, raw),
                 None if strength == Some(i) => {
-                    if std::env::var_os("CSTEPS").is_some() {
-                        eprintln!("OPEN s{} L{} {}", i, line, shown(raw));
-                    }
                     let mut t = Track::open(line, class, hash, raw);
                     match class {
                         Some(Class::Generic) => t.before = self.recent.above(),
