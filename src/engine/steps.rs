@@ -136,7 +136,7 @@ const VERDICT: &[&str] = &[
     r"^(?:--- )?FAIL:\s+\S",
     // ScalaTest: `- test name *** FAILED ***`
     r"\*\*\* FAILED \*\*\*",
-    // Gradle's test logger: `Class > method FAILED`
+    // Gradle's test logger: `Class > method FAILED`, the exception indented under it
     r"^\S+ > .+ FAILED$",
     // Karma: `Firefox 60.0.0 (Windows 7.0.0) suite test FAILED`
     r"^\w+ [0-9][0-9.]* \([^)]*\) .+ FAILED$",
@@ -166,11 +166,10 @@ const SPECIFIC: &[(&str, bool)] = &[
     // the JVM's report of an exception no handler caught
     (r#"^Exception in thread "[^"]*" \S"#, true),
     (r"panicked at", true),
-    // test runners: go test, pytest, mocha/jasmine, ExUnit, xUnit/TAP
+    // test runners: go test and unittest without a colon (with one it is a [`VERDICT`]),
+    // pytest, mocha/jasmine, ExUnit, xUnit/TAP
     (r"^(?:--- )?FAIL:?\s+\S", false),
     (r"^FAILED:?\s", false),
-    // Gradle's test logger: `Class > method FAILED`, the exception indented under it
-    (r"^\S+ > .+ FAILED$", false),
     (r"^_{3,}\s.*\s_{3,}$", false),
     (r"^\s*[0-9]+\)\s+\S", false),
     (r"^\s*\*\*\s\(", false),
@@ -368,11 +367,11 @@ pub fn classify(message: &str, level: Option<Level>) -> Option<Class> {
     if GENERIC_SET.is_match(t) {
         return Some(Class::Generic);
     }
-    let benign = BENIGN_RE.is_match(s) || WARN_RE.is_match(s);
     // a verdict counts whatever surrounds it (sbt prints ScalaTest's under `[info]`)
     if VERDICT_SET.is_match(t) {
         return Some(Class::Verdict);
     }
+    let benign = BENIGN_RE.is_match(s) || WARN_RE.is_match(s);
     if let Some(i) = SPECIFIC_SET.matches(s).iter().next() {
         let strong = SPECIFIC.get(i).is_some_and(|(_, strong)| *strong);
         if strong {

@@ -26,15 +26,7 @@ const REACH: usize = 3;
 /// [`REACH`] when blank lines separate it from the headline): what a track keeps.
 pub const LINES: usize = REACH + 1;
 
-macro_rules! re {
-    ($name:ident, $pat:expr) => {
-        static $name: LazyLock<Regex> = LazyLock::new(|| {
-            #[allow(clippy::expect_used)]
-            Regex::new($pat).expect("built-in lead-in regex")
-        });
-    };
-}
-
+// `re!` is the parent module's (steps.rs defines it before declaring this module)
 // a test runner's numbered failure record: ExUnit, RSpec, Mocha, Jasmine, JUnit 3/4 text
 re!(NUMBERED, r"^\s*[0-9]{1,5}\)\s+\S");
 // a caret under the token a parser stopped at (Node, Python, Ruby, javac)
