@@ -244,8 +244,8 @@ fn failure_at(x: &Extraction, line: usize) -> Option<&Failure> {
 
 /// The block a report leads with. A confident top cause leads with its evidence unless
 /// a CI runner said which step failed and the evidence lies outside that step; otherwise
-/// the failing block the structure shows; otherwise the first failure of the last
-/// crash attempt.
+/// the failing block the structure shows; otherwise the evidence of a signature's (or a
+/// code table's) weaker match; otherwise the first failure of the last crash attempt.
 fn primary_block(x: &Extraction, causes: &[Cause]) -> Option<Primary> {
     let step = x.failing_block.as_ref();
     let in_step = |line: usize| {
@@ -259,29 +259,7 @@ fn primary_block(x: &Extraction, causes: &[Cause]) -> Option<Primary> {
         .and_then(|c| c.evidence.first().map(|e| (c, e.line)))
         .filter(|(_, line)| in_step(*line));
     if let Some((c, line)) = top {
-        let f = failure_at(x, line);
-        let end = f.map_or(line, |f| f.last_line()).max(
-            c.evidence
-                .iter()
-                .map(|e| e.line)
-                .filter(|&l| l <= line + 60)
-                .max()
-                .unwrap_or(line),
-        );
-        let mut lines = lines_of(f, line, end);
-        for e in c.evidence.iter().filter(|e| (line..=end).contains(&e.line)) {
-            if !lines.iter().any(|(n, _)| *n == e.line) {
-                lines.push((e.line, e.text.clone()));
-            }
-        }
-        lines.sort_by_key(|(n, _)| *n);
-        return Some(Primary {
-            start: line,
-            end,
-            failure: f.map(|f| f.id),
-            from: PrimaryFrom::Cause,
-            lines,
-        });
+        return Some(cause_block(x, c, line));
     }
     if let Some(b) = step {
         return Some(Primary {
@@ -292,6 +270,15 @@ fn primary_block(x: &Extraction, causes: &[Cause]) -> Option<Primary> {
             lines: b.lines.clone(),
         });
     }
+    // no step structure: a signature's (or a code table's) match, even a weak one,
+    // names a failure class; the first failure of the last attempt is only a position
+    let named = causes
+        .first()
+        .filter(|c| c.layer.as_deref().is_none_or(|l| l.starts_with("table:")))
+        .and_then(|c| c.evidence.first().map(|e| (c, e.line)));
+    if let Some((c, line)) = named {
+        return Some(cause_block(x, c, line));
+    }
     let last_attempt = x.attempts.last().map_or(1, |a| a.index);
     let f = x
         .failures
@@ -299,6 +286,34 @@ fn primary_block(x: &Extraction, causes: &[Cause]) -> Option<Primary> {
         .find(|f| f.attempt == last_attempt && f.first_in_attempt)
         .or_else(|| x.failures.first())?;
     Some(failure_block(f))
+}
+
+/// The block of a cause's evidence from its first line: to the end of the failure that
+/// line belongs to, or the cause's last evidence line within 60 lines.
+fn cause_block(x: &Extraction, c: &Cause, line: usize) -> Primary {
+    let f = failure_at(x, line);
+    let end = f.map_or(line, |f| f.last_line()).max(
+        c.evidence
+            .iter()
+            .map(|e| e.line)
+            .filter(|&l| l <= line + 60)
+            .max()
+            .unwrap_or(line),
+    );
+    let mut lines = lines_of(f, line, end);
+    for e in c.evidence.iter().filter(|e| (line..=end).contains(&e.line)) {
+        if !lines.iter().any(|(n, _)| *n == e.line) {
+            lines.push((e.line, e.text.clone()));
+        }
+    }
+    lines.sort_by_key(|(n, _)| *n);
+    Primary {
+        start: line,
+        end,
+        failure: f.map(|f| f.id),
+        from: PrimaryFrom::Cause,
+        lines,
+    }
 }
 
 /// A failure's block from its headline line to its end.

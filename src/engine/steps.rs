@@ -160,6 +160,9 @@ const SPECIFIC: &[(&str, bool)] = &[
     // a sanitizer's report (ASan, TSan, MSan, UBSan): `==1234==ERROR: AddressSanitizer: …`
     (r"==[0-9]+==\s*ERROR: [A-Za-z]+Sanitizer", true),
     (r"^error(?:\[E[0-9]+\])?:\s", true),
+    // a diagnostic drawn by miette (uv, pixi, turborepo) or pip: `  × No solution found…`,
+    // its causes under it (`╰─▶ Because …`)
+    (r"^\s*\u{D7} \S", true),
     (r"^CMake Error", true),
     // exceptions (Python, Java, JavaScript…) and Rust panics
     (r"^(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)(?::|$)", true),
@@ -268,6 +271,7 @@ const LITERALS: &[&str] = &[
     "exceeded the maximum",
     "issues :-(",
     "[-] ",
+    "\u{D7} ",
 ];
 
 /// The literals [`classify`] needs (added to the prefilter's automaton).

@@ -275,3 +275,15 @@ The command \"make\" exited with 2.
     );
     assert!(text.contains("error: expected ';'"), "{text}");
 }
+
+#[test]
+fn a_weak_signature_match_leads_where_the_log_shows_no_step() {
+    // Real (corpus: a kernel log with a hung task): the kernel's hung-task report, then its
+    // hint `"echo 0 > …hung_task_timeout_secs" disables this message.`, the first line with
+    // an error word. No CI step structure; a low-confidence signature names the report, and
+    // the report leads rather than the hint.
+    let d = json_of("corpus/k8s-device-plugin-hang-timeout-nvc-driver-hung-task/log.txt");
+    assert_eq!(d["causes"][0]["confidence"], "low", "{d}");
+    assert_eq!(d["primary"]["from"], "cause", "{d}");
+    assert_eq!(d["primary"]["start"], 18, "{d}");
+}

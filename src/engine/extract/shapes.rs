@@ -63,6 +63,16 @@ re!(
     r"terminate called after throwing an instance of '([^']+)'"
 );
 re!(WHAT, r"^\s*what\(\):\s*(.*)$");
+// The Linux kernel's reports of a stuck or crashed kernel, as it raises them: the hung
+// task detector (`INFO: task python:123 blocked for more than 120 seconds.`,
+// kernel/hung_task.c; `INFO:` is part of the message, though a syslog reader may peel it
+// as a level), the soft-lockup watchdog (`watchdog: BUG: soft lockup - CPU#3 stuck for
+// 22s!`, kernel/watchdog.c), RCU stall warnings (`rcu: INFO: rcu_sched self-detected stall
+// on CPU`), oopses and panics.
+re!(
+    KERNEL_REPORT,
+    r"\btask \S.* blocked for more than [0-9]+ seconds|\bBUG: (?:soft lockup|unable to handle|kernel NULL pointer|scheduling while atomic)|\brcu_\w+ (?:self-)?detected stalls?\b|\bKernel panic - not syncing|\bgeneral protection fault\b|^Oops: [0-9]"
+);
 re!(
     NCCL_START,
     r"NCCL WARN|\bncclSystemError\b|\bncclInternalError\b|\bncclUnhandledCudaError\b|\bncclRemoteError\b|\bncclInvalidUsage\b|NCCL error"
@@ -146,6 +156,13 @@ const MARKERS: &[&str] = &[
     "denied",
     "timeout",
     "fatal",
+    // the kernel's reports ([`KERNEL_REPORT`])
+    "blocked for more than",
+    "soft lockup",
+    "detected stall",
+    "general protection fault",
+    "oops: ",
+    "scheduling while atomic",
 ];
 
 static MARKER_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
@@ -367,6 +384,9 @@ pub fn classify(rec: &Record) -> Option<FailureKind> {
     if OOM_KILL.is_match(m) {
         return Some(FailureKind::OomKill);
     }
+    if KERNEL_REPORT.is_match(m) {
+        return Some(FailureKind::ErrorLine);
+    }
     if ABORT.is_match(m) {
         return Some(FailureKind::Abort);
     }
@@ -470,6 +490,22 @@ mod tests {
         );
         assert_eq!(kind("(EngineCore_DP0 pid=344) INFO 01-07 02:47:28 [tpu_platform.py:60] Cannot use None backend on TPU."), None);
         assert_eq!(kind("all good here"), None);
+        // the kernel's reports: corpus/llamafactory-host-oom-kernel-soft-lockup-zero3-save,
+        // corpus/k8s-device-plugin-hang-timeout-nvc-driver-hung-task (also as a syslog line
+        // whose `INFO:` a reader peels as a level: constructed from the same report)
+        assert_eq!(
+            kind("watchdog: BUG: soft lockup - CPU#98 stuck for 22s!"),
+            Some(ErrorLine)
+        );
+        assert_eq!(
+            kind("[  721.031434] INFO: task nvc:[driver]:6067 blocked for more than 120 seconds."),
+            Some(ErrorLine)
+        );
+        assert_eq!(
+            kind("Nov 20 15:10:43 host kernel: INFO: task nvc:[driver]:6067 blocked for more than 120 seconds."),
+            Some(ErrorLine)
+        );
+        assert_eq!(kind("a task was blocked for more than we hoped"), None);
     }
 
     #[test]

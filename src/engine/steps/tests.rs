@@ -300,6 +300,22 @@ fn tool_formats_that_state_a_failure_without_the_word_error() {
 }
 
 #[test]
+fn a_drawn_diagnostic_starts_at_its_cross() {
+    // uv's resolver failure as miette draws it: the error after `×`, its causes under
+    // it, then a hint with the word "failed" in it
+    let log = "\
+$ uv add torch==9.9.9
+  \u{D7} No solution found when resolving dependencies:
+  \u{2570}\u{2500}\u{25B6} Because there is no version of torch==9.9.9 and your project depends on
+      torch==9.9.9, we can conclude that your project's requirements are unsatisfiable.
+  help: If you want to add the package regardless of the failed resolution, provide the `--frozen`
+        flag to skip locking and syncing.
+";
+    assert_eq!(block(log), Some((2, 6)));
+    assert_eq!(classify("  \u{D7} ", None), None);
+}
+
+#[test]
 fn lines_whose_error_words_are_no_failure() {
     // make went on (`-` before the recipe, or -i); prove's passing script; a module name
     assert_eq!(
