@@ -200,17 +200,25 @@ const ERRORISH: &str = r"(?ix)
  |undefined\ (?:reference|symbol|method|variable|local)";
 re!(ERRORISH_RE, ERRORISH);
 
-/// What makes an error word no error: a zero count, a passing test, an informational
-/// line, a flag, an identifier or a file name that holds the word, a command being
-/// echoed, a quiet build's progress line (Kbuild-style `  GEN  path`, `  CC  file.o`; GHC's
-/// `[ 3 of 16] Compiling Test.QuickCheck.Exception`).
+/// What makes a line's error words no error: a zero count, a passing test, an
+/// informational line, a command being echoed, a quiet build's progress line (Kbuild-style
+/// `  GEN  path`, `  CC  file.o`; GHC's `[ 3 of 16] Compiling Test.QuickCheck.Exception`).
 const BENIGN: &str = r"(?ix)
  \b0\ (?:failures?|errors?|failed)\b|\b(?:fail(?:ures?|ed)?|errors?):?\s+0\b|\bno\ (?:errors?|failures?)\b|\bpassed\b|\bok\b\s*$|(?-i:\bPASS\b)|\u{2713}|\u{2714}
- |^\s*(?:INFO|DEBUG)\b|\[INFO\]|-Werror|-Wno-|-Wall|-fno-|--error|error_?reporting|errors?\.(?:js|py|rb|go|h|c|ts)\b|_error|error_|Error\.php|ErrorHandler
+ |^\s*(?:INFO|DEBUG)\b|\[INFO\]
  |^\s*(?:\+\ |\$\ |\+{1,3}[a-z_])|^\s*(?:Compiling|Downloading|Installing|Collecting|Requirement|Building|Running|Fetching|Using)\b
  |^\s*(?-i:GEN|CC|CXX|LD|AR|AS|CCLD|CXXLD|LINK|MSGFMT|SUBDIR|CONF|DEP|ERLC|APP|INSTALL)\s+\S
- |(?:errors?|fail\w*|exception\w*)\.[a-z]{1,5}\b|\[\s*[0-9]+\ of\ [0-9]+\]\s+Compiling\b|\bskipp?ed\b|\(ignored\)\s*$|\s\.{2,}\s*ok\b|\w\.(?-i:Error|Exception)s?\b(?:[^:]|$)|allow_failures|fast_finish|on_failure|--fail-fast|failfast";
+ |\[\s*[0-9]+\ of\ [0-9]+\]\s+Compiling\b|\bskipp?ed\b|\(ignored\)\s*$|\s\.{2,}\s*ok\b";
 re!(BENIGN_RE, BENIGN);
+
+/// Words that hold an error word but say nothing failed: a flag, an identifier, a file
+/// name or a path's component (`…/fail-4.9.0.0/…`), a qualified type named in passing. Only the word itself is no error: the rest of
+/// the line is still read (`Worker exit type: SYSTEM_ERROR … an unexpected system error`).
+const NAMING: &str = r"(?ix)
+ -Werror|-Wno-|-Wall|-fno-|--error|error_?reporting|errors?\.(?:js|py|rb|go|h|c|ts)\b|\w*_error\w*|\w*error_\w*|Error\.php|ErrorHandler
+ |(?:errors?|fail\w*|exception\w*)\.[a-z]{1,5}\b|\w\.(?-i:Error|Exception)s?\b(?:[^:]|$)|allow_failures|fast_finish|on_failure|--fail-fast|failfast
+ |/[\w.+-]*(?:error|fail|exception)[\w.+-]*|[\w.+-]*(?:error|fail|exception)[\w.+-]*/";
+re!(NAMING_RE, NAMING);
 
 // A warning: never the failing block's headline (it may still be a failure of its own).
 re!(WARN_RE, r"(?i)\bwarn(?:ing)?\b");
@@ -219,7 +227,9 @@ re!(WARN_RE, r"(?i)\bwarn(?:ing)?\b");
 /// a passing test, an informational line, a flag or an identifier holding the word, an
 /// echoed command, a progress line of a build or install tool.
 pub fn benign(message: &str) -> bool {
-    BENIGN_RE.is_match(visible(message))
+    let s = visible(message);
+    BENIGN_RE.is_match(s)
+        || (NAMING_RE.is_match(s) && !ERRORISH_RE.is_match(&NAMING_RE.replace_all(s, " ")))
 }
 
 /// Literals one of which every class but [`Class::Specific`] by an error level needs in a
@@ -375,7 +385,7 @@ pub fn classify(message: &str, level: Option<Level>) -> Option<Class> {
     if VERDICT_SET.is_match(t) {
         return Some(Class::Verdict);
     }
-    let benign = BENIGN_RE.is_match(s) || WARN_RE.is_match(s);
+    let benign = benign(s) || WARN_RE.is_match(s);
     if let Some(i) = SPECIFIC_SET.matches(s).iter().next() {
         let strong = SPECIFIC.get(i).is_some_and(|(_, strong)| *strong);
         if strong {

@@ -278,12 +278,18 @@ The command \"make\" exited with 2.
 
 #[test]
 fn a_weak_signature_match_leads_where_the_log_shows_no_step() {
-    // Real (corpus: a kernel log with a hung task): the kernel's hung-task report, then its
-    // hint `"echo 0 > …hung_task_timeout_secs" disables this message.`, the first line with
-    // an error word. No CI step structure; a low-confidence signature names the report, and
-    // the report leads rather than the hint.
-    let d = json_of("corpus/k8s-device-plugin-hang-timeout-nvc-driver-hung-task/log.txt");
+    // Real (the first two lines of the corpus's ollama-unsupported-config-grok-fa-forced-
+    // off-q8-kv-cache-panic log): llama.cpp turns flash attention off for the model (the
+    // first line with error words), then refuses the quantized V cache that needs it. No
+    // CI step structure; a signature names the second line, weakly: it leads the report,
+    // not the first line that has error words.
+    let log = "\
+Mar 24 21:17:29 jarvis ollama[2742822]: llama_init_from_model: flash_attn is not compatible with Grok - forcing off
+Mar 24 21:17:29 jarvis ollama[2742822]: llama_init_from_model: V cache quantization requires flash_attn
+";
+    let d = json_of_stdin(log);
+    assert_eq!(d["failures"][0]["first"]["line"], 1, "{d}");
     assert_eq!(d["causes"][0]["confidence"], "low", "{d}");
     assert_eq!(d["primary"]["from"], "cause", "{d}");
-    assert_eq!(d["primary"]["start"], 18, "{d}");
+    assert_eq!(d["primary"]["start"], 2, "{d}");
 }

@@ -344,6 +344,24 @@ fn lines_whose_error_words_are_no_failure() {
 }
 
 #[test]
+fn a_name_holding_an_error_word_hides_only_that_word() {
+    // a path's component (a Haskell package in a linker command) and a flag: no failure
+    assert_eq!(
+        classify(
+            "/opt/ghc/7.10.3/bin/ghc -shared -optl-Wl,-rpath,/home/travis/.cabal/lib/x86_64-linux-ghc-7.10.3/fail-4.9.0.0-JMlLBjPXp01 -Werror",
+            None
+        ),
+        None
+    );
+    assert!(benign("cc -Werror -c a.c"));
+    // Ray's report of a dead worker names its exit type, and says what went wrong besides
+    // (the start of a real raylet line, corpus/ray-train-host-oom-torchtrainer-worker-…)
+    let raylet = "A worker died or was killed while executing a task by an unexpected system error. Worker exit type: SYSTEM_ERROR";
+    assert!(!benign(raylet));
+    assert_eq!(classify(raylet, None), Some(Class::Weak));
+}
+
+#[test]
 fn awesome_bot_s_issues_announce_its_failing_links() {
     let log = "\
 $ awesome_bot README.md --allow-ssl
