@@ -212,8 +212,9 @@ const BENIGN: &str = r"(?ix)
 re!(BENIGN_RE, BENIGN);
 
 /// Words that hold an error word but say nothing failed: a flag, an identifier, a file
-/// name or a path's component (`…/fail-4.9.0.0/…`), a qualified type named in passing. Only the word itself is no error: the rest of
-/// the line is still read (`Worker exit type: SYSTEM_ERROR … an unexpected system error`).
+/// name or a path's component (`…/fail-4.9.0.0/…`), a qualified type named in passing.
+/// Only the word itself is no error: the rest of the line is still read (`Worker exit
+/// type: SYSTEM_ERROR` beside `an unexpected system error`).
 const NAMING: &str = r"(?ix)
  -Werror|-Wno-|-Wall|-fno-|--error|error_?reporting|errors?\.(?:js|py|rb|go|h|c|ts)\b|\w*_error\w*|\w*error_\w*|Error\.php|ErrorHandler
  |(?:errors?|fail\w*|exception\w*)\.[a-z]{1,5}\b|\w\.(?-i:Error|Exception)s?\b(?:[^:]|$)|allow_failures|fast_finish|on_failure|--fail-fast|failfast
@@ -224,8 +225,8 @@ re!(NAMING_RE, NAMING);
 re!(WARN_RE, r"(?i)\bwarn(?:ing)?\b");
 
 /// Whether a line's error words are no error: a zero count ("0 failures", "errors: 0"),
-/// a passing test, an informational line, a flag or an identifier holding the word, an
-/// echoed command, a progress line of a build or install tool.
+/// a passing test, an informational line, an echoed command, a progress line of a build or
+/// install tool, or every error word inside a name ([`NAMING`]).
 pub fn benign(message: &str) -> bool {
     let s = visible(message);
     BENIGN_RE.is_match(s)

@@ -71,7 +71,7 @@ re!(WHAT, r"^\s*what\(\):\s*(.*)$");
 // on CPU`), oopses and panics.
 re!(
     KERNEL_REPORT,
-    r"\btask \S.* blocked for more than [0-9]+ seconds|\bBUG: (?:soft lockup|unable to handle|kernel NULL pointer|scheduling while atomic)|\brcu_\w+ (?:self-)?detected stalls?\b|\bKernel panic - not syncing|\bgeneral protection fault\b|^Oops: [0-9]"
+    r"\btask \S.* blocked for more than [0-9]+ seconds|\bBUG: (?:soft lockup|unable to handle|kernel NULL pointer|scheduling while atomic)|\brcu_\w+ (?:self-)?detected stalls?\b|\bKernel panic - not syncing|\bgeneral protection fault\b|\bOops: [0-9]"
 );
 re!(
     NCCL_START,
@@ -506,6 +506,11 @@ mod tests {
             Some(ErrorLine)
         );
         assert_eq!(kind("a task was blocked for more than we hoped"), None);
+        // an oops behind the kernel's timestamp (constructed, in the kernel's format)
+        assert_eq!(
+            kind("[ 5120.228316] Oops: 0000 [#1] SMP PTI"),
+            Some(ErrorLine)
+        );
     }
 
     #[test]
