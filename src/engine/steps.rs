@@ -216,7 +216,7 @@ re!(BENIGN_RE, BENIGN);
 /// Only the word itself is no error: the rest of the line is still read (`Worker exit
 /// type: SYSTEM_ERROR` beside `an unexpected system error`).
 const NAMING: &str = r"(?ix)
- -Werror|-Wno-|-Wall|-fno-|--error|error_?reporting|errors?\.(?:js|py|rb|go|h|c|ts)\b|\w*_error\w*|\w*error_\w*|Error\.php|ErrorHandler
+ -Werror|-Wno-|-Wall|-fno-|--error|error_?reporting|\w*_error\w*|\w*error_\w*|Error\.php|ErrorHandler
  |(?:errors?|fail\w*|exception\w*)\.[a-z]{1,5}\b|\w\.(?-i:Error|Exception)s?\b(?:[^:]|$)|allow_failures|fast_finish|on_failure|--fail-fast|failfast
  |/[\w.+-]*(?:error|fail|exception)[\w.+-]*|[\w.+-]*(?:error|fail|exception)[\w.+-]*/";
 re!(NAMING_RE, NAMING);
