@@ -23,8 +23,17 @@
 //! [`MAX_CHAIN`] exceptions per chain, at most [`MAX_OCCURRENCES`] occurrences listed per
 //! failure and [`MAX_TOTAL_OCCURRENCES`] in all, at most [`MAX_FAILURES`] distinct failures per
 //! input; what is dropped is counted and reported, never silently lost.
+//!
+//! Layout, by role: [`model`] is the data extraction produces (failures, attempts, the
+//! limits); `block` is the machine that reads one block line by line; this module is the
+//! [`Extractor`] that keeps the streams, the attempts, the merged failures and their
+//! store; [`shapes`] says what a line is, `sites` where a failure was raised, `link`
+//! which failure follows from which, `units` which systemd unit wrote it, and `repeats`
+//! counts a one-line failure's repeats without extracting them again.
 
+mod block;
 mod link;
+pub mod model;
 mod repeats;
 pub mod shapes;
 mod sites;
@@ -32,364 +41,18 @@ pub mod units;
 
 use std::collections::HashMap;
 
-use serde::Serialize;
-
-use crate::engine::normalize::{fnv1a, Level, Record, FNV_OFFSET};
+use crate::engine::normalize::{fnv1a, Record, FNV_OFFSET};
 pub use crate::knowledge::failure_kind::FailureKind;
+use block::{could_open, Open, State, Step};
+pub use model::{
+    Attempt, BlockLine, ExceptionInfo, ExtractOptions, Extraction, Failure, FailureId, Frame,
+    Occurrence, MAX_BLOCK_LINES, MAX_CHAIN, MAX_FAILURES, MAX_FAILURE_TEXT, MAX_FRAMES,
+    MAX_MESSAGE_LINES, MAX_OCCURRENCES, MAX_TOTAL_OCCURRENCES,
+};
 pub use repeats::Shape;
 pub use shapes::ChainMarker;
 pub use sites::Site;
-use units::{Owner, UnitLinks};
-
-/// Lines kept per failure; further lines are counted in `elided_lines`.
-pub const MAX_BLOCK_LINES: usize = 400;
-/// Exceptions kept per chain (the first and the last halves).
-pub const MAX_CHAIN: usize = 64;
-/// Frames kept per exception (the outermost and innermost halves).
-pub const MAX_FRAMES: usize = 200;
-/// Distinct failures kept per input; further ones are counted in `dropped_failures`.
-pub const MAX_FAILURES: usize = 20_000;
-/// Occurrences listed per failure; `count` keeps the total (a million repeats of one
-/// traceback cost a count, not a million entries).
-pub const MAX_OCCURRENCES: usize = 1024;
-/// Occurrences listed over all the failures of an input (a thousand distinct failures
-/// repeated a thousand times each list 65,536 places in all, about 10 MB, not a
-/// million); past it a repeat is counted only.
-pub const MAX_TOTAL_OCCURRENCES: usize = 65_536;
-/// Lines a multi-line exception message may span.
-pub const MAX_MESSAGE_LINES: usize = 40;
-
-/// One frame of a Python traceback.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Frame {
-    pub file: String,
-    pub line: u32,
-    pub function: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    /// The log line the frame was read from.
-    pub log_line: usize,
-    /// A frame of Python's import machinery (`<frozen importlib._bootstrap>`, `importlib/__init__.py`).
-    pub import_machinery: bool,
-}
-
-/// One exception of a chain.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ExceptionInfo {
-    #[serde(rename = "type")]
-    pub exception_type: String,
-    pub message: String,
-    /// The log line of `Type: message`.
-    pub line: usize,
-    /// How this exception relates to the one printed before it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub follows: Option<ChainMarker>,
-    /// Its message says the real error is elsewhere ("look up to see its traceback").
-    pub wrapper: bool,
-    pub frames: Vec<Frame>,
-    #[serde(skip_serializing_if = "is_zero")]
-    pub elided_frames: usize,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
-
-impl ExceptionInfo {
-    /// `Type: message`, as Python prints it.
-    pub fn headline(&self) -> String {
-        if self.message.is_empty() {
-            self.exception_type.clone()
-        } else {
-            format!("{}: {}", self.exception_type, self.message)
-        }
-    }
-}
-
-/// One line of a failure's block.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct BlockLine {
-    pub line: usize,
-    /// The raw log line.
-    pub text: String,
-    /// The line with its prefixes peeled.
-    #[serde(skip)]
-    pub message: String,
-}
-
-/// Where and when a failure occurred in one stream.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Occurrence {
-    pub stream: String,
-    pub line: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub timestamp: Option<String>,
-}
-
-/// The id of a failure in one input: 1-based, in the order of the failures' first lines
-/// ([`Extraction::failures`]); the JSON contract prints the number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize)]
-#[serde(transparent)]
-pub struct FailureId(pub usize);
-
-impl std::fmt::Display for FailureId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-/// One failure, possibly seen in several streams.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Failure {
-    pub id: FailureId,
-    pub kind: FailureKind,
-    /// The crash attempt (1-based) it belongs to.
-    pub attempt: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub level: Option<Level>,
-    /// What a person reads first: the final exception, or the line.
-    pub headline: String,
-    /// A line that introduced the traceback ("WorkerProc failed to start.").
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub preamble: Option<String>,
-    /// Python exceptions in printed order; the last one is the final exception.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub chain: Vec<ExceptionInfo>,
-    #[serde(skip_serializing_if = "is_zero")]
-    pub elided_exceptions: usize,
-    /// The innermost frame: where it was raised.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub raise_site: Option<Site>,
-    /// The innermost application frame that is neither import machinery nor the failing
-    /// dependency: where the program was when it failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub crash_site: Option<Site>,
-    /// The module whose import failed, when the failure happened during an import.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub importing: Option<String>,
-    /// The traceback was cut off (by the end of the log or the start of the excerpt).
-    pub truncated: bool,
-    /// Distinct streams, in order of first occurrence.
-    pub streams: Vec<String>,
-    /// How many times it occurred (all streams).
-    pub count: usize,
-    pub first: Occurrence,
-    /// Every occurrence (stream and first line), in log order.
-    pub occurrences: Vec<Occurrence>,
-    pub first_in_attempt: bool,
-    /// The failure this one follows from.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub consequence_of: Option<FailureId>,
-    /// Its text has a consequence shape ("see root cause above", a systemd exit…).
-    pub consequence_shape: bool,
-    pub lines: Vec<BlockLine>,
-    #[serde(skip_serializing_if = "is_zero")]
-    pub elided_lines: usize,
-    /// The systemd unit whose process wrote it, when the log establishes it (see
-    /// [`units`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unit: Option<String>,
-    /// Who wrote its first line (what ties it to a unit).
-    #[serde(skip)]
-    pub owner: Owner,
-}
-
-impl Failure {
-    /// The exception that matters most: the final one unless it only wraps another.
-    pub fn primary(&self) -> Option<&ExceptionInfo> {
-        self.chain
-            .iter()
-            .rev()
-            .find(|e| !e.wrapper)
-            .or_else(|| self.chain.last())
-    }
-
-    pub fn first_line(&self) -> usize {
-        self.first.line
-    }
-
-    pub fn last_line(&self) -> usize {
-        self.lines.last().map_or(self.first.line, |l| l.line)
-    }
-}
-
-/// A crash attempt: the span between two starts of a service.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Attempt {
-    pub index: usize,
-    pub first_line: usize,
-    pub last_line: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unit: Option<String>,
-    /// systemd's "restart counter is at N" at the end of this attempt.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub restart_counter: Option<u32>,
-    pub failures: usize,
-    /// Distinct worker streams (vLLM/Ray workers, torchrun ranks) seen in this attempt.
-    pub workers: usize,
-}
-
-/// Everything extracted from one input.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Extraction {
-    pub lines: usize,
-    pub attempts: Vec<Attempt>,
-    pub failures: Vec<Failure>,
-    /// The systemd unit of the first failure whose unit the log establishes (never
-    /// merely the first unit a journal names; see [`units`]).
-    pub unit: Option<String>,
-    pub dropped_failures: usize,
-    /// Streams whose open block was closed early by the cap on open streams.
-    pub evicted_streams: usize,
-    /// The failing block the log's structure shows (see [`crate::engine::steps`]).
-    pub failing_block: Option<crate::engine::steps::Block>,
-    /// The pids the log places in a unit.
-    pub pid_units: std::collections::BTreeMap<u32, String>,
-}
-
-impl Extraction {
-    /// The failures marked first in their attempt.
-    pub fn first_failures(&self) -> impl Iterator<Item = &Failure> {
-        self.failures.iter().filter(|f| f.first_in_attempt)
-    }
-}
-
-/// Knobs for extraction.
-#[derive(Debug, Clone, Default)]
-pub struct ExtractOptions {
-    /// Path fragments of generic framework frames (dispatch, layers, utilities) that are
-    /// skipped when looking for the crash site. Comes from the library's `frames.yaml`.
-    pub plumbing: Vec<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    Frames,
-    Message { blank: bool },
-    AfterMarker,
-    Nccl,
-    Abort,
-    PyWarning { source_seen: bool },
-    Single,
-}
-
-#[derive(Debug)]
-struct Open {
-    kind: FailureKind,
-    state: State,
-    lines: Vec<BlockLine>,
-    elided_lines: usize,
-    chain: Vec<ExceptionInfo>,
-    elided_exceptions: usize,
-    frames: Vec<Frame>,
-    elided_frames: usize,
-    follows: Option<ChainMarker>,
-    /// Origin and level of the exception line, for message continuation.
-    origin: Option<String>,
-    level: Option<Level>,
-    msg_lines: usize,
-    preamble: Option<String>,
-    headline: Option<String>,
-    truncated: bool,
-    first: Occurrence,
-    owner: Owner,
-    /// Bytes of line text kept in `lines`.
-    text_bytes: usize,
-}
-
-impl Open {
-    fn new(kind: FailureKind, state: State, rec: &Record, stream: &str) -> Self {
-        Open {
-            kind,
-            state,
-            lines: Vec::new(),
-            elided_lines: 0,
-            chain: Vec::new(),
-            elided_exceptions: 0,
-            frames: Vec::new(),
-            elided_frames: 0,
-            follows: None,
-            origin: rec.origin.clone(),
-            level: rec.level,
-            msg_lines: 0,
-            preamble: None,
-            headline: None,
-            truncated: false,
-            first: Occurrence {
-                stream: stream.to_string(),
-                line: rec.line,
-                timestamp: rec.timestamp.clone(),
-            },
-            owner: Owner::of(rec),
-            text_bytes: 0,
-        }
-    }
-
-    fn absorb(&mut self, rec: &Record) {
-        let bytes = rec.raw.len() + rec.message.len();
-        if self.lines.len() < MAX_BLOCK_LINES
-            && (self.lines.is_empty() || self.text_bytes + bytes <= MAX_FAILURE_TEXT)
-        {
-            self.text_bytes += bytes;
-            self.lines.push(BlockLine {
-                line: rec.line,
-                text: rec.raw.clone(),
-                message: rec.message.clone(),
-            });
-        } else {
-            self.elided_lines += 1;
-        }
-        if self.level.is_none() {
-            self.level = rec.level;
-        }
-    }
-
-    fn push_frame(&mut self, f: shapes::FrameLine, rec: &Record) {
-        let import_machinery = sites::is_import_machinery(&f.file);
-        let frame = Frame {
-            file: f.file,
-            line: f.line,
-            function: f.function,
-            source: None,
-            log_line: rec.line,
-            import_machinery,
-        };
-        if self.frames.len() < MAX_FRAMES {
-            self.frames.push(frame);
-        } else {
-            // keep the outermost half and a sliding innermost half
-            let keep = MAX_FRAMES / 2;
-            self.frames.remove(keep);
-            self.frames.push(frame);
-            self.elided_frames += 1;
-        }
-    }
-
-    fn push_exception(&mut self, ty: String, message: String, rec: &Record) {
-        let frames = std::mem::take(&mut self.frames);
-        let elided_frames = std::mem::take(&mut self.elided_frames);
-        let exc = ExceptionInfo {
-            exception_type: ty,
-            wrapper: link::is_wrapper(&message),
-            message,
-            line: rec.line,
-            follows: self.follows.take(),
-            frames,
-            elided_frames,
-        };
-        if self.chain.len() < MAX_CHAIN {
-            self.chain.push(exc);
-        } else {
-            let keep = MAX_CHAIN / 2;
-            self.chain.remove(keep);
-            self.chain.push(exc);
-            self.elided_exceptions += 1;
-        }
-        self.origin = rec.origin.clone();
-        self.level = rec.level.or(self.level);
-        self.msg_lines = 1;
-    }
-}
+use units::UnitLinks;
 
 #[derive(Default)]
 struct StreamState {
@@ -404,9 +67,6 @@ struct StreamState {
 /// recently used quarter is closed as if its input had ended there (counted in
 /// `evicted_streams`), so that a million `[rankN]:` streams cost no more than this.
 pub const MAX_OPEN_STREAMS: usize = 4096;
-/// Bytes of line text kept per failure (raw and peeled); further lines are counted in
-/// `elided_lines`.
-pub const MAX_FAILURE_TEXT: usize = 256 << 10;
 /// Bytes of text kept over all the distinct failures of an input ([`failure_bytes`]):
 /// past it a new distinct failure is counted in `dropped_failures`, not kept (the report
 /// says so). [`MAX_FAILURES`] alone let 20,000 failures of [`MAX_FAILURE_TEXT`] each
@@ -635,7 +295,7 @@ impl Extractor {
         }
         // 2. An open block absorbs what belongs to it.
         if let Some(mut open) = st.open.take() {
-            match self.continue_block(&mut open, &rec) {
+            match open.advance(&rec) {
                 Step::Absorbed => {
                     st.open = Some(open);
                     return None;
@@ -723,32 +383,6 @@ impl Extractor {
             }
         }
         None
-    }
-
-    fn continue_block(&mut self, open: &mut Open, rec: &Record) -> Step {
-        let msg = rec.message.as_str();
-        match open.state {
-            State::Frames => frames_line(open, rec),
-            State::Message { blank } => message_line(open, rec, blank),
-            State::AfterMarker => after_marker(open, rec),
-            State::Nccl => {
-                if shapes::is_nccl_any(msg) && open.lines.len() < 64 {
-                    open.absorb(rec);
-                    return Step::Absorbed;
-                }
-                Step::Closed
-            }
-            State::Abort => abort_line(open, rec),
-            State::PyWarning { source_seen } => {
-                if !source_seen && msg.starts_with([' ', '\t']) && !msg.trim().is_empty() {
-                    open.absorb(rec);
-                    open.state = State::PyWarning { source_seen: true };
-                    return Step::Absorbed;
-                }
-                Step::Closed
-            }
-            State::Single => Step::Closed,
-        }
     }
 
     /// Closes a block: computes its sites and headline, and merges it with the same
@@ -929,46 +563,6 @@ impl std::hash::Hasher for Prehashed {
     }
 }
 
-/// Cheap test: can this record start or be part of any block or failure? (Used to skip
-/// stream bookkeeping for the bulk of ordinary lines.)
-fn could_open(rec: &Record) -> bool {
-    let m = rec.message.as_str();
-    shapes::is_traceback_header(m) || shapes::frame(m).is_some() || shapes::classify(rec).is_some()
-}
-
-enum Step {
-    Absorbed,
-    Closed,
-}
-
-/// Whether a record continues the exception message of an open block.
-fn continues_message(open: &Open, rec: &Record) -> bool {
-    let msg = rec.message.as_str();
-    // "Failed to import X because of the following error (look up to see its
-    // traceback):" — the next line is the real error, a failure of its own
-    if open
-        .chain
-        .last()
-        .is_some_and(|e| e.wrapper && e.message.trim_end().ends_with(':'))
-    {
-        return false;
-    }
-    if shapes::is_traceback_header(msg)
-        || shapes::chain_marker(msg).is_some()
-        || shapes::foreign_output(msg)
-    {
-        return false;
-    }
-    if open.origin.is_some() {
-        return rec.origin == open.origin && rec.level == open.level;
-    }
-    // no logger prefix: continue unless the line has one, or starts another failure shape
-    rec.origin.is_none()
-        && rec.level.is_none()
-        && shapes::lone_exception(msg).is_none()
-        && shapes::classify(rec).is_none_or(|k| k == FailureKind::ErrorLine)
-}
-
 fn headline_of(f: &Failure) -> String {
     if let Some(e) = f.chain.iter().rev().find(|e| !e.exception_type.is_empty()) {
         return e.headline();
@@ -993,137 +587,6 @@ pub fn extract_records(
         let _ = x.push(r);
     }
     x.finish()
-}
-
-/// A line after a traceback header or a frame: a frame, its source line, a chained header or the exception line.
-fn frames_line(open: &mut Open, rec: &Record) -> Step {
-    let msg = rec.message.as_str();
-    if let Some(f) = shapes::frame(msg) {
-        open.absorb(rec);
-        open.push_frame(f, rec);
-        return Step::Absorbed;
-    }
-    if msg.trim().is_empty() {
-        return Step::Absorbed;
-    }
-    if msg.starts_with([' ', '\t']) {
-        // the source line of the last frame, or a caret marker line
-        open.absorb(rec);
-        let t = msg.trim();
-        if let Some(last) = open.frames.last_mut() {
-            if last.source.is_none() && !t.chars().all(|c| matches!(c, '^' | '~' | ' ')) {
-                last.source = Some(t.to_string());
-            }
-        }
-        return Step::Absorbed;
-    }
-    if shapes::is_traceback_header(msg) || msg.starts_with("[Previous line repeated") {
-        open.absorb(rec);
-        return Step::Absorbed;
-    }
-    if let Some((ty, m)) = shapes::exception_line(msg) {
-        open.absorb(rec);
-        open.push_exception(ty, m, rec);
-        open.state = State::Message { blank: false };
-        return Step::Absorbed;
-    }
-    // a wrapped fragment of the previous line (copied from a narrow terminal)
-    open.absorb(rec);
-    Step::Absorbed
-}
-
-/// A line after an exception line: a chain marker, a continued message, or the end (a frame right after a one-line message means that line was a wrapped fragment).
-fn message_line(open: &mut Open, rec: &Record, blank: bool) -> Step {
-    let msg = rec.message.as_str();
-    if let Some(marker) = shapes::chain_marker(msg) {
-        open.absorb(rec);
-        open.follows = Some(marker);
-        open.state = State::AfterMarker;
-        return Step::Absorbed;
-    }
-    if let Some(f) = shapes::frame(msg) {
-        if open.msg_lines == 1 && !blank && open.kind == FailureKind::Traceback {
-            // what looked like the exception line was a wrapped fragment
-            if let Some(e) = open.chain.pop() {
-                open.frames = e.frames;
-                open.follows = e.follows;
-            }
-            open.absorb(rec);
-            open.push_frame(f, rec);
-            open.state = State::Frames;
-            return Step::Absorbed;
-        }
-        return Step::Closed;
-    }
-    if msg.trim().is_empty() {
-        open.state = State::Message { blank: true };
-        return Step::Absorbed;
-    }
-    if !blank && open.msg_lines < MAX_MESSAGE_LINES && continues_message(open, rec) {
-        open.absorb(rec);
-        open.msg_lines += 1;
-        if let Some(e) = open.chain.last_mut() {
-            if !e.message.is_empty() || !msg.trim().is_empty() {
-                if !e.message.is_empty() {
-                    e.message.push('\n');
-                }
-                e.message.push_str(msg.trim_end());
-            }
-        }
-        return Step::Absorbed;
-    }
-    Step::Closed
-}
-
-/// A line after a chain marker (`During handling of …`): the next traceback, or the block was cut off.
-fn after_marker(open: &mut Open, rec: &Record) -> Step {
-    let msg = rec.message.as_str();
-    if msg.trim().is_empty() {
-        return Step::Absorbed;
-    }
-    if shapes::is_traceback_header(msg) {
-        open.absorb(rec);
-        open.state = State::Frames;
-        return Step::Absorbed;
-    }
-    if let Some(f) = shapes::frame(msg) {
-        open.absorb(rec);
-        open.push_frame(f, rec);
-        open.state = State::Frames;
-        return Step::Absorbed;
-    }
-    open.truncated = true;
-    Step::Closed
-}
-
-/// A line after a C++ abort (`terminate called …`): its `what():` line and the backtrace under it.
-fn abort_line(open: &mut Open, rec: &Record) -> Step {
-    let msg = rec.message.as_str();
-    if let Some(w) = shapes::what_line(msg) {
-        open.absorb(rec);
-        let ty = shapes::abort_type(&open.lines[0].message).unwrap_or_default();
-        open.chain.push(ExceptionInfo {
-            exception_type: ty,
-            wrapper: false,
-            message: w,
-            line: rec.line,
-            follows: None,
-            frames: Vec::new(),
-            elided_frames: 0,
-        });
-        return Step::Absorbed;
-    }
-    let t = msg.trim_start();
-    if !msg.trim().is_empty()
-        && open.lines.len() < 40
-        && (msg.starts_with([' ', '\t'])
-            || t.starts_with("Exception raised from")
-            || t.starts_with("frame #"))
-    {
-        open.absorb(rec);
-        return Step::Absorbed;
-    }
-    Step::Closed
 }
 
 #[cfg(test)]
