@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::engine::diagnosis::RenderedStep;
+use crate::engine::remedy::{render_step_list, RenderedStep};
 use crate::env::eval::{eval, Seen};
 use crate::env::Facts;
 use crate::knowledge::cond::Truth;
@@ -61,7 +61,7 @@ fn finding(r: &Rule, facts: &Facts, mut evidence: Vec<Seen>) -> Finding {
         severity: r.severity,
         evidence,
         explain,
-        remediation: crate::engine::diagnosis::render_step_list(
+        remediation: render_step_list(
             &r.remediation,
             &BTreeMap::new(),
             &BTreeMap::new(),

@@ -1,8 +1,9 @@
 //! The engine: one input from bytes to a diagnosis. Imports from [`crate::knowledge`] and
 //! [`crate::env`] only; its stages depend one way, in this order:
 //!
-//! [`ingest`] → [`normalize`] → [`rejoin`] → [`steps`] → [`extract`] → [`matcher`] → [`rank`] → [`findings`],
-//! [`diagnosis`] → [`pipeline`] (which wires them for one input).
+//! [`ingest`] → [`normalize`] → [`rejoin`] → [`steps`] → [`extract`] → [`matcher`] → [`rank`] →
+//! [`infer`], [`remedy`] → [`findings`] → [`diagnosis`] → [`pipeline`] (which wires them for
+//! one input).
 
 pub mod ingest;
 
@@ -21,8 +22,11 @@ pub mod matcher;
 
 pub mod rank;
 
-pub mod diagnosis;
-pub mod findings;
 pub mod infer;
+pub mod remedy;
+
+pub mod findings;
+
+pub mod diagnosis;
 
 pub mod pipeline;

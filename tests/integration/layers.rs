@@ -1,6 +1,6 @@
 //! The layers import one way: knowledge ← env ← engine ← report ← tools, corpus ← cli
-//! (and inside the engine: ingest ← normalize ← extract ← matcher ← rank ← diagnosis,
-//! findings ← pipeline). Every `crate::…`, `super::…` and `self::…` path in the code of
+//! (and inside the engine: ingest ← normalize ← rejoin ← steps ← extract ← matcher ← rank
+//! ← infer, remedy ← findings ← diagnosis ← pipeline). Every `crate::…`, `super::…` and `self::…` path in the code of
 //! a layer (comments aside, resolved from the file's module) must name a layer at or
 //! below it; peers (tools, corpus) do not import each other; and at every level, no two
 //! modules under one parent import each other, directly or through others.
@@ -30,9 +30,10 @@ const ENGINE: &[(&str, u32)] = &[
     ("matcher", 5),
     ("rank", 6),
     ("infer", 7),
-    ("diagnosis", 8),
+    ("remedy", 7),
     ("findings", 8),
-    ("pipeline", 9),
+    ("diagnosis", 9),
+    ("pipeline", 10),
 ];
 
 fn rank(table: &[(&str, u32)], name: &str) -> Option<u32> {
@@ -174,7 +175,7 @@ fn violations(
         if let (Some(stage), "engine", "engine") = (stage, layer, target.as_str()) {
             let Some(sub) = segs.get(1) else { continue };
             match (rank(ENGINE, stage), rank(ENGINE, sub)) {
-                (Some(a), Some(b)) if b > a || (a == b && stage != sub && !pending(stage, sub)) => {
+                (Some(a), Some(b)) if b > a || (a == b && stage != sub) => {
                     out.push(format!("{file}:{line}: engine::{stage} imports from {sub}"))
                 }
                 (Some(_), Some(_)) => {}
@@ -183,13 +184,6 @@ fn violations(
         }
     }
     out
-}
-
-/// Whether `engine::a ↔ b` is a cycle another branch is removing ([`BEING_REMOVED`]).
-fn pending(a: &str, b: &str) -> bool {
-    BEING_REMOVED
-        .iter()
-        .any(|(p, x, y)| *p == "engine" && ((*x, *y) == (a, b) || (*x, *y) == (b, a)))
 }
 
 fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -354,36 +348,14 @@ fn cycles(
     out
 }
 
-/// Cycles other branches are removing (issue 32): the lead's `engine::diagnosis ↔
-/// findings`. Each entry must still be a cycle (the test fails once it is gone, so the
-/// entry is deleted with it), and no other cycle may appear, at any level (the knowledge
-/// layer has none: `cond`, `frozen`, `rules`, `signature` and the loader import
-/// downwards only).
-const BEING_REMOVED: &[(&str, &str, &str)] = &[("engine", "diagnosis", "findings")];
-
 #[test]
 fn no_two_modules_import_each_other() {
     let files = sources();
-    let found = cycles(&sibling_edges(&files));
-    let pending = |(p, c, _): &(String, Vec<String>, String)| {
-        BEING_REMOVED
-            .iter()
-            .any(|(pp, a, b)| p == pp && c.len() == 3 && c[0] == *a && c[1] == *b)
-    };
-    let new: Vec<String> = found
+    let found: Vec<String> = cycles(&sibling_edges(&files))
         .iter()
-        .filter(|c| !pending(c))
         .map(|(p, c, at)| format!("{p}: {} (first edge at {at})", c.join(" → ")))
         .collect();
-    assert!(new.is_empty(), "module cycles:\n{}", new.join("\n"));
-    for (p, a, b) in BEING_REMOVED {
-        assert!(
-            found
-                .iter()
-                .any(|(pp, c, _)| pp == p && c.len() == 3 && c[0] == *a && c[1] == *b),
-            "{p}: {a} ↔ {b} is no cycle any more: delete it from BEING_REMOVED"
-        );
-    }
+    assert!(found.is_empty(), "module cycles:\n{}", found.join("\n"));
 }
 
 #[test]
