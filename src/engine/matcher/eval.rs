@@ -117,6 +117,9 @@ fn continuation_line(f: &Failure, s: &Subject<'_>, at: usize) -> Option<usize> {
 
 fn eval_log(cond: &Leaf, f: &Failure, s: &Subject<'_>, found: &mut Found) -> bool {
     match cond {
+        // `is_match` first: most subjects do not match, and a search for captures
+        // costs an allocation and several times the work of one that says yes or no
+        Leaf::Message(re) if !re.is_match(&s.headline) => false,
         Leaf::Message(re) => match re.captures(&s.headline) {
             Some(c) => {
                 add_captures(re, &c, found);
@@ -137,7 +140,7 @@ fn eval_log(cond: &Leaf, f: &Failure, s: &Subject<'_>, found: &mut Found) -> boo
                     && t.as_bytes()[t.len() - name.len() - 1] == b'.')
         }),
         Leaf::Text(re) => {
-            for l in &f.lines {
+            for l in f.lines.iter().filter(|l| re.is_match(&l.message)) {
                 if let Some(c) = re.captures(&l.message) {
                     add_captures(re, &c, found);
                     if !found.lines.contains(&l.line) {

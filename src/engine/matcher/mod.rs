@@ -205,17 +205,20 @@ impl<'c> Matcher<'c> {
         }
         let stream = rec.stream.key();
         let target = Failure::line_target(rec, attempt, &stream);
+        // the subjects are built once, not once per candidate signature
+        let subjects: Vec<Subject<'_>> = texts()
+            .map(|t| Subject {
+                headline: t.trim().to_string(),
+                exception: None,
+                line: rec.line,
+            })
+            .collect();
         let mut confirmed = Vec::new();
         for s in cands {
             let sig = &self.library().signatures[s];
-            let found = texts().find_map(|t| {
-                let subject = Subject {
-                    headline: t.trim().to_string(),
-                    exception: None,
-                    line: rec.line,
-                };
-                evaluate_with(&sig.cond, &target, &subject, facts)
-            });
+            let found = subjects
+                .iter()
+                .find_map(|subject| evaluate_with(&sig.cond, &target, subject, facts));
             if let Some(found) = found {
                 confirmed.push((s, found));
             }
@@ -292,11 +295,17 @@ impl<'c> Matcher<'c> {
             let readings = text::readings(f);
             let texts = texts.chain(readings.iter().map(|r| r.text.as_str()));
             let cands = self.candidates_of_lines(texts);
+            if cands.is_empty() {
+                continue;
+            }
+            // the subjects are built once per failure, not once per candidate signature
+            let parsed = Subject::all(f);
+            let read = text_subjects(f, &readings);
             let mut hits = Vec::new();
             for s in cands {
                 let sig = &self.library().signatures[s];
-                if let Some(hit) = match_parsed(sig, s, f, facts)
-                    .or_else(|| match_text(sig, s, f, facts, &readings))
+                if let Some(hit) = match_parsed(sig, s, f, facts, &parsed)
+                    .or_else(|| match_text(sig, s, f, facts, &read))
                 {
                     hits.push(hit);
                 }
@@ -324,8 +333,8 @@ pub fn match_failure_with(
     f: &Failure,
     facts: &Facts,
 ) -> Option<FailureHit> {
-    match_parsed(sig, index, f, facts)
-        .or_else(|| match_text(sig, index, f, facts, &text::readings(f)))
+    match_parsed(sig, index, f, facts, &Subject::all(f))
+        .or_else(|| match_text(sig, index, f, facts, &text_subjects(f, &text::readings(f))))
 }
 
 /// The parsed subjects of a failure ([`Subject::all`]).
@@ -334,10 +343,11 @@ fn match_parsed(
     index: SigIndex,
     f: &Failure,
     facts: &Facts,
+    subjects: &[Subject<'_>],
 ) -> Option<FailureHit> {
     let primary_line = f.primary().map(|e| e.line);
-    for subject in Subject::all(f) {
-        if let Some(found) = evaluate_with(&sig.cond, f, &subject, facts) {
+    for subject in subjects {
+        if let Some(found) = evaluate_with(&sig.cond, f, subject, facts) {
             let place = match (subject.exception, f.kind) {
                 (Some(e), _) if Some(e.line) == primary_line => Place::PrimaryException,
                 (Some(_), _) => Place::ChainException,
@@ -383,23 +393,30 @@ fn hit(
     }
 }
 
-/// The readings of a failure's text ([`text::readings`]) that the parse missed, at
+/// The subjects of the readings of a failure's text ([`text::readings`]).
+fn text_subjects<'a>(f: &'a Failure, readings: &[text::Reading]) -> Vec<Subject<'a>> {
+    readings
+        .iter()
+        .map(|r| Subject {
+            headline: r.text.clone(),
+            exception: r.exception.and_then(|i| f.chain.get(i)),
+            line: r.line,
+        })
+        .collect()
+}
+
+/// The readings of a failure's text that the parse missed ([`text_subjects`]), at
 /// [`Place::FailureText`].
 fn match_text(
     sig: &crate::knowledge::signature::Signature,
     index: SigIndex,
     f: &Failure,
     facts: &Facts,
-    readings: &[text::Reading],
+    subjects: &[Subject<'_>],
 ) -> Option<FailureHit> {
-    for r in readings {
-        let subject = Subject {
-            headline: r.text.clone(),
-            exception: r.exception.and_then(|i| f.chain.get(i)),
-            line: r.line,
-        };
-        if let Some(found) = evaluate_with(&sig.cond, f, &subject, facts) {
-            return Some(hit(sig, index, f, Place::FailureText, r.line, found));
+    for subject in subjects {
+        if let Some(found) = evaluate_with(&sig.cond, f, subject, facts) {
+            return Some(hit(sig, index, f, Place::FailureText, subject.line, found));
         }
     }
     None
