@@ -44,11 +44,14 @@ done
 "$BIN" sig atoms --signatures "$W/lib1000" > "$W/atoms-1000.txt"
 "$BIN" sig atoms --signatures "$W/lib10000" > "$W/atoms-10000.txt"
 
-# two profiles: `serving` (log-*.txt, ~3 % warnings) and `warnings` (warn-*.txt, a
+# three profiles: `serving` (log-*.txt, ~3 % warnings), `warnings` (warn-*.txt, a
 # healthy server whose journal is a quarter WARNING lines from a handful of templates)
+# and `failures` (fail-*.txt, a crash loop: eight ranks' six-line tracebacks interleaved,
+# repeated; issue 32's target is 0.5x ripgrep on it)
 for s in "${SIZES[@]}"; do
   [ -f "$W/log-$s.txt" ] || "$BIN" bench gen-log --size "$s" --seed 1 -o "$W/log-$s.txt"
   [ -f "$W/warn-$s.txt" ] || "$BIN" bench gen-log --profile warnings --size "$s" --seed 1 -o "$W/warn-$s.txt"
+  [ -f "$W/fail-$s.txt" ] || "$BIN" bench gen-log --profile failures --size "$s" --seed 1 -o "$W/fail-$s.txt"
 done
 
 # run LABEL LOG CMD... → "LABEL seconds peakKB"
@@ -68,8 +71,9 @@ measure() {
 printf '\nMachine: %s, %s cores, %s\n' "$(uname -m)" "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs)"
 printf '%-34s %8s %9s %9s %10s %8s\n' "run" "size" "seconds" "MB/s" "peak RSS" "vs rg"
 for s in "${SIZES[@]}"; do
- for profile in serving warnings; do
+ for profile in serving warnings failures; do
   log="$W/log-$s.txt"; [ "$profile" = warnings ] && log="$W/warn-$s.txt"
+  [ "$profile" = failures ] && log="$W/fail-$s.txt"
   printf '%s profile\n' "$profile"
   mb=$(( $(stat -c %s "$log") / 1048576 ))
   declare -A T=() M=()

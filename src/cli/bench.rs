@@ -11,7 +11,7 @@ use crate::tools::bench::{write_profile_log, LogProfile};
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
     /// Write a deterministic, realistic multi-process vLLM journal of about SIZE bytes
-    /// (`--profile serving` or `warnings`).
+    /// (`--profile serving`, `warnings` or `failures`).
     GenLog(GenLogArgs),
     /// Write COUNT synthetic signatures (built like real ones) into DIR/synthetic/.
     GenLib(GenLibArgs),

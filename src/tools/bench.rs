@@ -55,6 +55,21 @@ const NCCL: &[&str] = &[
     "llm-two:{pid}:{pid} [{r}] NCCL INFO include/shm.h:41 -> 2",
 ];
 
+/// A rank-prefixed traceback as torchrun's workers print it, six lines of a real one (the
+/// corpus's `miles-credit-other-diffusion-loss-device-mismatch-8-ranks`, rank and device
+/// made a template): what a crash loop or a thousand ranks repeat ([`LogProfile::Failures`]).
+const RANK_TRACEBACK: &[&str] = &[
+    "[rank{r}]: Traceback (most recent call last):",
+    "[rank{r}]:   File \"/GPU/nwpr/ait/com181/work/miles-credit/applications/train.py\", line 500, in <module>",
+    "[rank{r}]:     main_cli()",
+    "[rank{r}]:   File \"/GPU/nwpr/ait/com181/work/miles-credit/applications/train.py\", line 337, in main",
+    "[rank{r}]:     result = trainer.fit(",
+    "[rank{r}]: RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:{r}! (when checking argument for argument mat1 in method wrapper_CUDA_addmm)",
+];
+
+/// Ranks of one crash round of [`LogProfile::Failures`].
+const RANKS: u32 = 8;
+
 /// Warnings a healthy vLLM server repeats while it serves: the bodies of real lines from
 /// the corpus's logs (`jethac-vllm-gpu-oom-prompt-logprobs-util-090`,
 /// `dgx-spark-bench-vllm-unsupported-compute-capability-scaledmm-force-fp8-marlin`,
@@ -79,13 +94,22 @@ pub enum LogProfile {
     /// A warning-heavy healthy serving journal: a quarter of the lines are WARNING lines
     /// from a handful of templates, the rest INFO and access lines, failures as rare.
     Warnings,
+    /// A failure-heavy log, what a crash loop or a thousand ranks produce: half the
+    /// draws are a crash round (one six-line `[rankN]:` traceback per rank, the ranks'
+    /// lines interleaved as their writes race), the rest INFO lines; almost every byte is
+    /// a traceback line.
+    Failures,
 }
 
 /// What a profile's lines are made of, out of 10,000 draws: draw 0 is a failure
-/// traceback, draws `1..=NCCL_DRAWS` an NCCL warning line, the next `warn_draws` a
-/// warning, the rest INFO/access lines.
+/// traceback, draws `1..=NCCL_DRAWS` an NCCL warning line, the next `crash_draws` a
+/// crash round of rank tracebacks, the next `warn_draws` a warning, the rest INFO/access
+/// lines.
 struct Mix {
     warn_draws: u32,
+    /// Draws (after the failure and NCCL ones) that are a crash round of
+    /// [`RANK_TRACEBACK`]s.
+    crash_draws: u32,
     warnings: &'static [&'static [&'static str]],
 }
 
@@ -113,11 +137,18 @@ impl LogProfile {
         match self {
             LogProfile::Serving => Mix {
                 warn_draws: 298,
+                crash_draws: 0,
                 warnings: &[WARN],
             },
             LogProfile::Warnings => Mix {
                 warn_draws: 2_500,
+                crash_draws: 0,
                 warnings: &[WARN, SERVING_WARN],
+            },
+            LogProfile::Failures => Mix {
+                warn_draws: 0,
+                crash_draws: 5_000,
+                warnings: &[WARN],
             },
         }
     }
@@ -175,6 +206,22 @@ impl LogGen<'_> {
         self.emit()
     }
 
+    /// Every rank's [`RANK_TRACEBACK`], line `k` of each rank (in a random order of
+    /// the ranks) before line `k + 1` of any: bare lines, as torchrun's ranks write them.
+    fn crash_round(&mut self) -> io::Result<()> {
+        let mut ranks: Vec<u32> = (0..RANKS).collect();
+        for t in RANK_TRACEBACK {
+            self.rng.shuffle(&mut ranks);
+            for &r in &ranks {
+                self.line.clear();
+                self.line.push_str(&t.replace("{r}", &r.to_string()));
+                self.line.push('\n');
+                self.emit()?;
+            }
+        }
+        Ok(())
+    }
+
     /// One draw of the mix: a failure traceback, an NCCL line, a warning or an INFO line.
     fn draw(&mut self, mix: &Mix) -> io::Result<()> {
         let r = self.rng.u32(0..8);
@@ -192,7 +239,8 @@ impl LogGen<'_> {
                 let hex = self.rng.u64(..);
                 self.vllm_line(pid, r, "", t, hex)
             }
-            d if d <= NCCL_DRAWS + mix.warn_draws => {
+            d if d <= NCCL_DRAWS + mix.crash_draws => self.crash_round(),
+            d if d <= NCCL_DRAWS + mix.crash_draws + mix.warn_draws => {
                 let t = mix.warning(self.rng.usize(0..mix.warning_count()));
                 let hex = self.rng.u64(..);
                 self.vllm_line(pid, r, &worker, t, hex)
@@ -367,6 +415,28 @@ mod tests {
         let mut c = Vec::new();
         write_log(&mut c, 200_000, 8).expect("gen");
         assert_ne!(a, c);
+    }
+
+    #[test]
+    fn the_failures_profile_is_mostly_rank_tracebacks_and_repeatable() {
+        let mut v = Vec::new();
+        write_profile_log(&mut v, 2_000_000, 1, LogProfile::Failures).expect("gen");
+        let text = String::from_utf8(v.clone()).expect("utf-8");
+        let lines: Vec<&str> = text.lines().collect();
+        let ranked = lines.iter().filter(|l| l.starts_with("[rank")).count();
+        assert!(ranked * 10 > lines.len() * 9, "{ranked} of {}", lines.len());
+        // one round: six lines of each of the eight ranks, interleaved
+        let heads = lines
+            .iter()
+            .filter(|l| l.ends_with("]: Traceback (most recent call last):"))
+            .count();
+        assert_eq!(ranked, heads * RANK_TRACEBACK.len());
+        assert!(lines.windows(2).any(|w| w[0].starts_with("[rank")
+            && w[1].starts_with("[rank")
+            && w[0][..7] != w[1][..7]));
+        let mut again = Vec::new();
+        write_profile_log(&mut again, 2_000_000, 1, LogProfile::Failures).expect("gen");
+        assert_eq!(v, again);
     }
 
     #[test]
