@@ -353,15 +353,70 @@ fn visible(message: &str) -> &str {
 
 /// The class of a line from its message (prefixes peeled) and level.
 pub fn classify(message: &str, level: Option<Level>) -> Option<Class> {
-    // a warning or an informational line is never a failing step's headline nor its end
-    // (and a warning-heavy healthy log costs nothing here)
+    if gated(message, level) {
+        classify_gated(message, level)
+    } else {
+        None
+    }
+}
+
+/// The cheap tests that leave most lines of a log unclassified: a warning or an
+/// informational line is never a failing step's headline nor its end (and a
+/// warning-heavy healthy log costs nothing here); a line with no error level and none of
+/// the literals any class needs has no class.
+fn gated(message: &str, level: Option<Level>) -> bool {
     if matches!(level, Some(Level::Warning | Level::Info | Level::Debug)) {
-        return None;
+        return false;
     }
-    let errored = matches!(level, Some(l) if l.is_error());
-    if !errored && !LITERAL_AC.is_match(message) {
-        return None;
+    matches!(level, Some(l) if l.is_error()) || LITERAL_AC.is_match(message)
+}
+
+/// Slots of [`Memo`].
+const MEMO_SLOTS: usize = 1024;
+
+/// The classes of the lines classified last, by message and level, direct-mapped
+/// ([`MEMO_SLOTS`] slots, each message's text kept and compared, so a look-up is exact):
+/// a failure-heavy log repeats a traceback's lines per rank and per restart, and a repeat
+/// is then one hash and one comparison instead of a run of regex sets. The answer is
+/// [`classify`]'s, always.
+#[derive(Debug, Default)]
+struct Memo {
+    slots: Vec<Option<Memoed>>,
+}
+
+/// A line [`Memo`] keeps: its level, its message and its class.
+type Memoed = (Option<Level>, String, Option<Class>);
+
+impl Memo {
+    fn classify(&mut self, message: &str, level: Option<Level>) -> Option<Class> {
+        if !gated(message, level) {
+            return None;
+        }
+        if self.slots.is_empty() {
+            self.slots = vec![None; MEMO_SLOTS];
+        }
+        let i = (fnv1a(FNV_OFFSET, message.as_bytes()) % MEMO_SLOTS as u64) as usize;
+        if let Some((l, m, c)) = &self.slots[i] {
+            if *l == level && m == message {
+                return *c;
+            }
+        }
+        let class = classify_gated(message, level);
+        match &mut self.slots[i] {
+            Some((l, m, c)) => {
+                *l = level;
+                m.clear();
+                m.push_str(message);
+                *c = class;
+            }
+            empty => *empty = Some((level, message.to_string(), class)),
+        }
+        class
     }
+}
+
+/// [`classify`] past its gate ([`gated`]).
+fn classify_gated(message: &str, level: Option<Level>) -> Option<Class> {
     let s = visible(message);
     let t = s.trim_start();
     if t.is_empty() {
@@ -616,6 +671,7 @@ pub struct Steps {
     /// and summaries, not a failure stated in a tool's shape.
     stating: bool,
     recent: Recent,
+    memo: Memo,
 }
 
 impl Steps {
@@ -650,7 +706,7 @@ impl Steps {
         if self.frozen() {
             return;
         }
-        let class = classify(message, level);
+        let class = self.memo.classify(message, level);
         let hash = match class {
             Some(c) if c.strength().is_some() => {
                 fnv1a(FNV_OFFSET, visible(message).trim().as_bytes())

@@ -412,3 +412,38 @@ The command \"sbt test\" exited with 1.
 ";
     assert_eq!(block(log), Some((5, 7)));
 }
+
+#[test]
+fn the_memo_answers_what_classify_answers_through_repeats_and_evictions() {
+    // constructed lines of several classes, then as many distinct ones as the memo has
+    // slots (every slot overwritten), then the first ones again
+    let mut lines: Vec<(String, Option<Level>)> = vec![
+        ("make: *** [all] Error 2".into(), None),
+        (
+            "Process completed with exit code 2.".into(),
+            Some(Level::Error),
+        ),
+        ("Process completed with exit code 2.".into(), None),
+        ("RuntimeError: CUDA error: out of memory".into(), None),
+        (
+            "RuntimeError: CUDA error: out of memory".into(),
+            Some(Level::Warning),
+        ),
+        ("  File \"train.py\", line 3, in <module>".into(), None),
+        ("error: could not compile `foo`".into(), None),
+        ("all 12 tests passed".into(), None),
+    ];
+    lines.extend((0..MEMO_SLOTS + 7).map(|i| (format!("error: step {i} failed"), None)));
+    let again = lines[..8].to_vec();
+    lines.extend(again);
+    let mut memo = Memo::default();
+    for _ in 0..2 {
+        for (m, level) in &lines {
+            assert_eq!(
+                memo.classify(m, *level),
+                classify(m, *level),
+                "{m:?} {level:?}"
+            );
+        }
+    }
+}
