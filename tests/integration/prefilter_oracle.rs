@@ -4,8 +4,8 @@
 //! on every failure and line) finds. So must the two-thread pass, which the pipeline
 //! uses on long inputs and these tests force on every log.
 //!
-//! Brute force evaluates every signature on every line (5 to 10 s of CPU per megabyte of
-//! log in a release build), so the plain `cargo test --release` compares a documented
+//! Brute force evaluates every signature on every line (about a second of CPU per
+//! megabyte of log in a release build with 960 signatures), so the plain `cargo test --release` compares a documented
 //! sample: every signature example, the scenario, every corpus log up to [`SMALL_LOG`]
 //! and every [`SAMPLE_STRIDE`]th longer one up to [`LONG_LOG`] (in name order), and one
 //! transformation per sampled log in turn. The full comparisons (every corpus log of any
