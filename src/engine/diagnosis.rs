@@ -7,8 +7,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
 use crate::engine::extract::{Attempt, Extraction, Failure, FailureId, Occurrence, Site};
 use crate::engine::rank::{self, Confidence, EvidenceLine, Ranked};
 use crate::engine::remedy;
@@ -17,20 +15,18 @@ use crate::knowledge::signature::lazy::LazyRegex;
 use crate::knowledge::signature::{Category, Library, Severity, SigIndex};
 
 /// Something that follows from a cause.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Consequence {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
     pub text: String,
     pub line: usize,
     pub count: usize,
     /// Folded through the cause's `explains:` link (a reverse link).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub linked: bool,
 }
 
 /// The first failure of a crash attempt, shown beside a consequence cause.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FirstFailure {
     pub line: usize,
     pub headline: String,
@@ -68,7 +64,7 @@ fn first_failure_hidden(lib: &Library, x: &Extraction, causes: &[Cause]) -> Opti
 }
 
 /// A signature that also matches a cause's evidence, less specifically.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AlsoMatch {
     pub signature: String,
     pub title: String,
@@ -94,13 +90,12 @@ fn also_matches(lib: &Library, ranked: &[Ranked], of: SigIndex) -> Vec<AlsoMatch
 }
 
 /// One probable cause.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Cause {
     pub rank: usize,
     pub signature: String,
     /// The layer of knowledge that matched when it is not a signature file:
     /// `table:<id>` for an entry of a code table.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub layer: Option<String>,
     pub title: String,
     pub category: Category,
@@ -109,7 +104,6 @@ pub struct Cause {
     pub score: f64,
     pub explain: String,
     /// What the environment facts add to the explanation (`explain_env`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub environment: Vec<String>,
     pub evidence: Vec<EvidenceLine>,
     pub captures: BTreeMap<String, String>,
@@ -117,48 +111,37 @@ pub struct Cause {
     pub references: Vec<String>,
     pub consequences: Vec<Consequence>,
     /// For a fuzzy match: the similarity to the closest real example.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub similarity: Option<f64>,
     /// For a cause found inside a wrapper's message: the wrapper's id.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub wrapped_by: Option<String>,
     /// Less specific signatures that rest on the same evidence lines: shown under this
     /// cause, not ranked as causes of their own (their fixes are not printed first).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub also_matches: Vec<AlsoMatch>,
     /// For an inferred cause (layer `inferred`): the category model's probability,
     /// calibrated ([`crate::knowledge::isotonic`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub probability: Option<f64>,
     /// For an inferred cause: the model's probability before calibration (what the
     /// knock-out run fits the calibration on; not part of the report).
-    #[serde(skip)]
     pub raw_probability: Option<f64>,
     /// For an inferred cause: the signatures whose words are nearest.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub resembles: Vec<crate::engine::infer::Resemblance>,
     /// Crash attempts it was seen in.
     pub attempts: usize,
     /// Streams (workers, ranks, processes) that show it.
     pub streams: Vec<String>,
     pub occurrences: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub first: Option<Occurrence>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub crash_site: Option<Site>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub raise_site: Option<Site>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub importing: Option<String>,
     /// Ids of the extracted failures it explains.
     pub failures: Vec<FailureId>,
     /// For each attempt it was seen in: (streams showing it, worker streams in the attempt).
-    #[serde(skip)]
     pub spread: Vec<(usize, usize, usize)>,
 }
 
 /// A benign signature's matches: harmless lines that look like errors.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Noise {
     pub signature: String,
     pub title: String,
@@ -167,8 +150,7 @@ pub struct Noise {
 }
 
 /// What chose the block a report leads with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PrimaryFrom {
     /// The top cause's evidence.
     Cause,
@@ -180,17 +162,15 @@ pub enum PrimaryFrom {
 }
 
 /// The block a report leads with: what a person reads first, with or without a cause.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Primary {
     /// 1-based physical input lines, inclusive.
     pub start: usize,
     pub end: usize,
     /// The extracted failure the block's first line belongs to.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<FailureId>,
     pub from: PrimaryFrom,
     /// The block's lines the report shows (number, text), at most 60.
-    #[serde(skip)]
     pub lines: Vec<(usize, String)>,
 }
 
@@ -307,38 +287,30 @@ fn failure_block(f: &Failure) -> Primary {
 }
 
 /// The diagnosis of one input.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Diagnosis {
     pub input: String,
     pub lines: usize,
     pub causes: Vec<Cause>,
     /// The block the report leads with ([`Primary`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub primary: Option<Primary>,
     pub noise: Vec<Noise>,
     /// When no cause was found: the first failure's final exception (or line).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub unexplained: Option<String>,
     /// When the top cause is a consequence (a failure that follows another) and the
     /// first failure of its crash attempt is explained by no cause: that failure, so a
     /// consequence never hides it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub first_failure: Option<FirstFailure>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
     pub attempts: Vec<Attempt>,
     pub failures: Vec<Failure>,
     /// Streams whose open block was closed early by the cap on open streams.
-    #[serde(skip_serializing_if = "is_zero")]
     pub evicted_streams: usize,
     /// Distinct failures counted but not kept (past the count or byte cap of the store).
-    #[serde(skip_serializing_if = "is_zero")]
     pub dropped_failures: usize,
     /// The environment facts used (from `--env` files and reports inside the log).
-    #[serde(skip_serializing_if = "crate::env::Facts::is_empty")]
     pub environment: crate::env::Facts,
     /// Compatibility rules the environment breaks (see `crate::knowledge::rules`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<crate::engine::findings::Finding>,
 }
 
@@ -756,8 +728,4 @@ fn render_steps(
     facts: &crate::env::Facts,
 ) -> Vec<RenderedStep> {
     render_step_list(&sig.remediation, captures, patterns, unit, facts)
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }

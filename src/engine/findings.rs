@@ -3,8 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
 use crate::engine::remedy::{render_step_list, RenderedStep};
 use crate::env::eval::{eval, Seen};
 use crate::env::Facts;
@@ -13,7 +11,7 @@ use crate::knowledge::rules::{Rule, Rules};
 use crate::knowledge::signature::{Category, Severity};
 
 /// A rule the environment breaks.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
     pub rule: String,
     pub title: String,
@@ -25,7 +23,6 @@ pub struct Finding {
     pub remediation: Vec<RenderedStep>,
     pub references: Vec<String>,
     /// The signature of the crash it leads to.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
 }
 

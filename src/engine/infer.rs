@@ -42,7 +42,7 @@ pub const NEAREST: usize = 3;
 pub const NEAREST_MIN: f64 = 0.15;
 
 /// A signature the failure resembles.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Resemblance {
     pub signature: String,
     pub title: String,

@@ -9,32 +9,24 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use serde::Serialize;
-
 use crate::knowledge::signature::lazy::LazyRegex;
 use crate::knowledge::signature::template::RenderError;
 
 /// A remediation step, filled for this log.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RenderedStep {
     pub description: String,
     /// The command, filled; absent when the step has none or it could not be filled.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub when: Option<String>,
     /// Why a command was not filled (a value missing from the log, or refused).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// The template, when it could not be filled.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub template: Option<String>,
     /// The step's `if` holds on the environment facts given: the fix that fits.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub fits: bool,
     /// The command as the signature writes it (placeholders unfilled): the same for
     /// every input, so what a report shared across inputs shows (SARIF rules).
-    #[serde(skip)]
     pub written: Option<String>,
 }
 

@@ -6,8 +6,6 @@
 //! [`super`] — so the stages after extraction (matcher, ranking, inference, diagnosis,
 //! report) read them without depending on how they were built.
 
-use serde::Serialize;
-
 use super::shapes::ChainMarker;
 use super::sites::Site;
 use super::units::Owner;
@@ -36,12 +34,11 @@ pub const MAX_MESSAGE_LINES: usize = 40;
 pub const MAX_FAILURE_TEXT: usize = 256 << 10;
 
 /// One frame of a Python traceback.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
     pub file: String,
     pub line: u32,
     pub function: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     /// The log line the frame was read from.
     pub log_line: usize,
@@ -50,25 +47,18 @@ pub struct Frame {
 }
 
 /// One exception of a chain.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExceptionInfo {
-    #[serde(rename = "type")]
     pub exception_type: String,
     pub message: String,
     /// The log line of `Type: message`.
     pub line: usize,
     /// How this exception relates to the one printed before it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub follows: Option<ChainMarker>,
     /// Its message says the real error is elsewhere ("look up to see its traceback").
     pub wrapper: bool,
     pub frames: Vec<Frame>,
-    #[serde(skip_serializing_if = "is_zero")]
     pub elided_frames: usize,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 impl ExceptionInfo {
@@ -83,29 +73,26 @@ impl ExceptionInfo {
 }
 
 /// One line of a failure's block.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockLine {
     pub line: usize,
     /// The raw log line.
     pub text: String,
     /// The line with its prefixes peeled.
-    #[serde(skip)]
     pub message: String,
 }
 
 /// Where and when a failure occurred in one stream.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Occurrence {
     pub stream: String,
     pub line: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
 }
 
 /// The id of a failure in one input: 1-based, in the order of the failures' first lines
 /// ([`Extraction::failures`]); the JSON contract prints the number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize)]
-#[serde(transparent)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct FailureId(pub usize);
 
 impl std::fmt::Display for FailureId {
@@ -115,33 +102,26 @@ impl std::fmt::Display for FailureId {
 }
 
 /// One failure, possibly seen in several streams.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
     pub id: FailureId,
     pub kind: FailureKind,
     /// The crash attempt (1-based) it belongs to.
     pub attempt: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub level: Option<Level>,
     /// What a person reads first: the final exception, or the line.
     pub headline: String,
     /// A line that introduced the traceback ("WorkerProc failed to start.").
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub preamble: Option<String>,
     /// Python exceptions in printed order; the last one is the final exception.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub chain: Vec<ExceptionInfo>,
-    #[serde(skip_serializing_if = "is_zero")]
     pub elided_exceptions: usize,
     /// The innermost frame: where it was raised.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub raise_site: Option<Site>,
     /// The innermost application frame that is neither import machinery nor the failing
     /// dependency: where the program was when it failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub crash_site: Option<Site>,
     /// The module whose import failed, when the failure happened during an import.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub importing: Option<String>,
     /// The traceback was cut off (by the end of the log or the start of the excerpt).
     pub truncated: bool,
@@ -154,19 +134,15 @@ pub struct Failure {
     pub occurrences: Vec<Occurrence>,
     pub first_in_attempt: bool,
     /// The failure this one follows from.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub consequence_of: Option<FailureId>,
     /// Its text has a consequence shape ("see root cause above", a systemd exit…).
     pub consequence_shape: bool,
     pub lines: Vec<BlockLine>,
-    #[serde(skip_serializing_if = "is_zero")]
     pub elided_lines: usize,
     /// The systemd unit whose process wrote it, when the log establishes it (see
     /// [`super::units`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
     /// Who wrote its first line (what ties it to a unit).
-    #[serde(skip)]
     pub owner: Owner,
 }
 
@@ -190,15 +166,13 @@ impl Failure {
 }
 
 /// A crash attempt: the span between two starts of a service.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attempt {
     pub index: usize,
     pub first_line: usize,
     pub last_line: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
     /// systemd's "restart counter is at N" at the end of this attempt.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub restart_counter: Option<u32>,
     pub failures: usize,
     /// Distinct worker streams (vLLM/Ray workers, torchrun ranks) seen in this attempt.

@@ -282,8 +282,7 @@ pub fn is_traceback_header(msg: &str) -> bool {
 }
 
 /// The two chain markers Python prints between the tracebacks of one chain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChainMarker {
     /// "The above exception was the direct cause of the following exception:"
     Cause,

@@ -9,17 +9,14 @@
 //! `deepseek_v2.py:932`, the model constructor line that led to the import, while the
 //! raise site is `flashinfer/jit/env.py:58`.
 
-use serde::Serialize;
-
 use super::{Failure, Frame};
 
 /// A frame, as reported.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Site {
     pub file: String,
     pub line: u32,
     pub function: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     /// The log line of the frame.
     pub log_line: usize,

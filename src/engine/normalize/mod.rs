@@ -43,13 +43,11 @@
 use std::sync::LazyLock;
 
 use regex::Regex;
-use serde::Serialize;
 
 use crate::engine::ingest::Line;
 
 /// Severity read from a prefix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Level {
     Debug,
     Info,
@@ -233,19 +231,12 @@ static UNIT: LazyLock<Regex> = LazyLock::new(|| {
 /// The journald fields read from `journalctl -o json`.
 #[derive(serde::Deserialize)]
 struct JournalJson {
-    #[serde(rename = "MESSAGE")]
     message: Option<serde_json::Value>,
-    #[serde(rename = "_PID")]
     pid: Option<String>,
-    #[serde(rename = "SYSLOG_IDENTIFIER")]
     ident: Option<String>,
-    #[serde(rename = "_SYSTEMD_UNIT")]
     unit: Option<String>,
-    #[serde(rename = "PRIORITY")]
     priority: Option<String>,
-    #[serde(rename = "_HOSTNAME")]
     host: Option<String>,
-    #[serde(rename = "__REALTIME_TIMESTAMP")]
     realtime: Option<String>,
 }
 

@@ -22,16 +22,14 @@ pub mod layers;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
-
 use crate::engine::extract::{Extraction, Failure, FailureId};
 use crate::engine::matcher::{Matches, Place};
 use crate::knowledge::signature::model::ConfidenceCap;
 use crate::knowledge::signature::table::Layer;
 use crate::knowledge::signature::{Category, Library, Severity, SigIndex, Signature};
 
-/// How sure a cause is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+/// How sure a cause is (serialized as the corpus's outcomes print it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Confidence {
     Low,
@@ -60,11 +58,10 @@ impl Confidence {
 }
 
 /// One line of evidence, by number.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EvidenceLine {
     pub line: usize,
     pub text: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
     pub stream: String,
 }
 
