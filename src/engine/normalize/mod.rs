@@ -231,12 +231,19 @@ static UNIT: LazyLock<Regex> = LazyLock::new(|| {
 /// The journald fields read from `journalctl -o json`.
 #[derive(serde::Deserialize)]
 struct JournalJson {
+    #[serde(rename = "MESSAGE")]
     message: Option<serde_json::Value>,
+    #[serde(rename = "_PID")]
     pid: Option<String>,
+    #[serde(rename = "SYSLOG_IDENTIFIER")]
     ident: Option<String>,
+    #[serde(rename = "_SYSTEMD_UNIT")]
     unit: Option<String>,
+    #[serde(rename = "PRIORITY")]
     priority: Option<String>,
+    #[serde(rename = "_HOSTNAME")]
     host: Option<String>,
+    #[serde(rename = "__REALTIME_TIMESTAMP")]
     realtime: Option<String>,
 }
 
