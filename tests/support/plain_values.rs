@@ -19,6 +19,8 @@ const BENIGN: &[&str] = &[
     "libzqxother.so",
     "torch.float16",
     "/data/zqxother/libstdc++.so.6",
+    // a pinned requirement (`pip install "{{requirement}}"`)
+    "zqxother==1.2.3",
 ];
 
 /// A plain value the pattern of `var` accepts: one of [`BENIGN`], else a plain word of
