@@ -374,8 +374,14 @@ fn gated(message: &str, level: Option<Level>) -> bool {
 /// Slots of [`Memo`].
 const MEMO_SLOTS: usize = 1024;
 
+/// Messages longer than this are classified without [`Memo`] (a traceback's lines are
+/// short; a line can be a mebibyte, and 1,024 of them kept would be a gibibyte): the memo
+/// holds at most `MEMO_SLOTS × MEMO_MAX_BYTES` bytes of text, 512 KiB.
+const MEMO_MAX_BYTES: usize = 512;
+
 /// The classes of the lines classified last, by message and level, direct-mapped
-/// ([`MEMO_SLOTS`] slots, each message's text kept and compared, so a look-up is exact):
+/// ([`MEMO_SLOTS`] slots, each message's text kept and compared, so a look-up is exact;
+/// messages up to [`MEMO_MAX_BYTES`]):
 /// a failure-heavy log repeats a traceback's lines per rank and per restart, and a repeat
 /// is then one hash and one comparison instead of a run of regex sets. The answer is
 /// [`classify`]'s, always.
@@ -391,6 +397,9 @@ impl Memo {
     fn classify(&mut self, message: &str, level: Option<Level>) -> Option<Class> {
         if !gated(message, level) {
             return None;
+        }
+        if message.len() > MEMO_MAX_BYTES {
+            return classify_gated(message, level);
         }
         if self.slots.is_empty() {
             self.slots = vec![None; MEMO_SLOTS];

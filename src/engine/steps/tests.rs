@@ -432,9 +432,10 @@ fn the_memo_answers_what_classify_answers_through_repeats_and_evictions() {
         ("  File \"train.py\", line 3, in <module>".into(), None),
         ("error: could not compile `foo`".into(), None),
         ("all 12 tests passed".into(), None),
+        (format!("error: {}", "x".repeat(MEMO_MAX_BYTES)), None),
     ];
     lines.extend((0..MEMO_SLOTS + 7).map(|i| (format!("error: step {i} failed"), None)));
-    let again = lines[..8].to_vec();
+    let again = lines[..9].to_vec();
     lines.extend(again);
     let mut memo = Memo::default();
     for _ in 0..2 {
