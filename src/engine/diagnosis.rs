@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use crate::engine::extract::{Attempt, Extraction, Failure, FailureId, Occurrence, Site};
 use crate::engine::rank::{self, Confidence, EvidenceLine, Ranked};
-use crate::engine::remedy;
+use crate::engine::remedy::fill;
 pub use crate::engine::remedy::{render_step_list, RenderedStep};
 use crate::knowledge::signature::lazy::LazyRegex;
 use crate::knowledge::signature::{Category, Library, Severity, SigIndex};
@@ -711,11 +711,6 @@ fn by_line_headline(x: &Extraction, line: usize) -> Option<String> {
         .iter()
         .find(|f| f.lines.iter().any(|l| l.line == line))
         .map(|f| f.headline.clone())
-}
-
-/// Prose with its `{{capture}}`s filled from the values read from the log.
-fn fill(text: &str, captures: &BTreeMap<String, String>) -> String {
-    remedy::fill(text, captures)
 }
 
 /// The steps of a signature for these facts: a step whose `if` is false is left out; one
