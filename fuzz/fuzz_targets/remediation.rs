@@ -25,7 +25,7 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use crashdoc::engine::diagnosis::render_step_list;
+use crashdoc::engine::remedy::render_step_list;
 use crashdoc::env::Facts;
 use crashdoc::knowledge::signature::compile::{Signature, Step};
 use crashdoc::knowledge::signature::template::{quote, Piece, Quoting};

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use crate::engine::extract::{Attempt, Extraction, Failure, FailureId, Occurrence, Site};
 use crate::engine::rank::{self, Confidence, EvidenceLine, Ranked};
 use crate::engine::remedy::fill;
-pub use crate::engine::remedy::{render_step_list, RenderedStep};
+use crate::engine::remedy::{render_step_list, RenderedStep};
 use crate::knowledge::signature::lazy::LazyRegex;
 use crate::knowledge::signature::{Category, Library, Severity, SigIndex};
 

@@ -3,10 +3,11 @@
 use std::fmt::Write as _;
 
 use super::when_phrase;
-use crate::engine::diagnosis::{Cause, Diagnosis, RenderedStep};
+use crate::engine::diagnosis::{Cause, Diagnosis};
 use crate::engine::extract::{Extraction, Failure};
 use crate::engine::findings::Finding;
 use crate::engine::rank::Confidence;
+use crate::engine::remedy::RenderedStep;
 use crate::knowledge::text::{clip, escape_control};
 
 /// Terminal styling; off when not a terminal or when `NO_COLOR` is set.

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::engine::{diagnosis as dx, extract as ex, findings, normalize, rank};
+use crate::engine::{diagnosis as dx, extract as ex, findings, normalize, rank, remedy};
 use crate::env::{eval::Seen as EnvSeen, facts as fx};
 use crate::knowledge::{failure_kind, signature::model};
 
@@ -717,8 +717,8 @@ impl From<&rank::EvidenceLine> for EvidenceLine {
     }
 }
 
-impl From<&dx::RenderedStep> for Step {
-    fn from(s: &dx::RenderedStep) -> Self {
+impl From<&remedy::RenderedStep> for Step {
+    fn from(s: &remedy::RenderedStep) -> Self {
         Step {
             description: s.description.clone(),
             command: s.command.clone(),

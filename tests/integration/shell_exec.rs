@@ -1,6 +1,6 @@
 //! The execution harness of issue 19: every remediation command of the embedded library,
 //! filled with hostile values through the CLI's own rendering path
-//! ([`crashdoc::engine::diagnosis::render_step_list`], the capture patterns and the
+//! ([`crashdoc::engine::remedy::render_step_list`], the capture patterns and the
 //! value checks included), is EXECUTED under bash, dash, zsh (`setopt extendedglob`) and
 //! fish, with a `PATH` holding only stub programs that record their arguments, in an
 //! empty working directory.
@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crashdoc::engine::diagnosis::render_step_list;
+use crashdoc::engine::remedy::render_step_list;
 use crashdoc::knowledge::signature::compile::Step;
 use crashdoc::knowledge::signature::template::{quote, Piece};
 use tempfile::TempDir;

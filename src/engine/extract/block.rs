@@ -150,24 +150,23 @@ impl Open {
 
     /// Reads the next record of this block's stream: it belongs to the block, or ends it.
     pub(super) fn advance(&mut self, rec: &Record) -> Step {
-        let open = self;
         let msg = rec.message.as_str();
-        match open.state {
-            State::Frames => frames_line(open, rec),
-            State::Message { blank } => message_line(open, rec, blank),
-            State::AfterMarker => after_marker(open, rec),
+        match self.state {
+            State::Frames => frames_line(self, rec),
+            State::Message { blank } => message_line(self, rec, blank),
+            State::AfterMarker => after_marker(self, rec),
             State::Nccl => {
-                if shapes::is_nccl_any(msg) && open.lines.len() < 64 {
-                    open.absorb(rec);
+                if shapes::is_nccl_any(msg) && self.lines.len() < 64 {
+                    self.absorb(rec);
                     return Step::Absorbed;
                 }
                 Step::Closed
             }
-            State::Abort => abort_line(open, rec),
+            State::Abort => abort_line(self, rec),
             State::PyWarning { source_seen } => {
                 if !source_seen && msg.starts_with([' ', '\t']) && !msg.trim().is_empty() {
-                    open.absorb(rec);
-                    open.state = State::PyWarning { source_seen: true };
+                    self.absorb(rec);
+                    self.state = State::PyWarning { source_seen: true };
                     return Step::Absorbed;
                 }
                 Step::Closed
