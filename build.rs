@@ -11,12 +11,12 @@ use std::path::{Path, PathBuf};
 #[path = "src/knowledge"]
 mod knowledge {
     pub mod cache;
+    pub mod calibrate;
     pub mod cond;
     pub mod diagnostic;
     pub mod failure_kind;
     pub mod files;
     pub mod frozen;
-    pub mod isotonic;
     pub mod links;
     pub mod model;
     pub mod reading;
@@ -125,7 +125,7 @@ fn calibration(path: &Path) -> Vec<(f64, f64)> {
     }
     let read = std::fs::read_to_string(path).map_err(|e| e.to_string());
     match read.and_then(|t| {
-        serde_saphyr::from_str::<knowledge::isotonic::CalibrationFile>(&t)
+        serde_saphyr::from_str::<knowledge::calibrate::CalibrationFile>(&t)
             .map_err(|e| e.to_string())
     }) {
         Ok(f) => f.inferred,

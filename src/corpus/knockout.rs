@@ -34,7 +34,7 @@ use crate::engine::diagnosis::Diagnosis;
 use crate::engine::matcher::{Compiled, EngineKind};
 use crate::engine::pipeline::Engine;
 use crate::engine::rank::Confidence;
-use crate::knowledge::isotonic::{self, CalibrationFile};
+use crate::knowledge::calibrate::{self, CalibrationFile};
 use crate::knowledge::model::{featurize, Doc, Featured, Model};
 use crate::knowledge::signature::docs::library_docs;
 use crate::knowledge::signature::Library;
@@ -289,12 +289,12 @@ pub fn calibration_file(ks: &[KnockedIncident]) -> CalibrationFile {
     let points = calibration_points(ks);
     CalibrationFile {
         about: "The inferred layer's calibration: (the category model's raw probability, \
-                the share right), fitted by isotonic regression on the knock-out run's \
+                its calibrated probability), fitted by Platt scaling on the knock-out run's \
                 inferred causes (crashdoc corpus run --knockout). Written by crashdoc \
                 corpus bless; the build freezes it into the model."
             .to_string(),
         points: points.len(),
-        inferred: isotonic::fit(&points),
+        inferred: calibrate::fit(&points),
     }
 }
 
@@ -314,13 +314,13 @@ fn render_calibration(ks: &[KnockedIncident]) -> String {
             })
         })
         .collect();
-    let cross = isotonic::cross_fitted(&points, &folds, FOLDS);
+    let cross = calibrate::cross_fitted(&points, &folds, FOLDS);
     format!(
         "\n{}\n{}",
         super::calibration::render("inferred causes: the model's raw probability", &points),
         super::calibration::render(
             &format!(
-                "inferred causes: calibrated probability (isotonic, cross-fitted over {FOLDS} folds of threads)"
+                "inferred causes: calibrated probability (Platt, cross-fitted over {FOLDS} folds of threads)"
             ),
             &cross
         )

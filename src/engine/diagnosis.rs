@@ -118,7 +118,7 @@ pub struct Cause {
     /// cause, not ranked as causes of their own (their fixes are not printed first).
     pub also_matches: Vec<AlsoMatch>,
     /// For an inferred cause (layer `inferred`): the category model's probability,
-    /// calibrated ([`crate::knowledge::isotonic`]).
+    /// calibrated ([`crate::knowledge::calibrate`]).
     pub probability: Option<f64>,
     /// For an inferred cause: the model's probability before calibration (what the
     /// knock-out run fits the calibration on; not part of the report).

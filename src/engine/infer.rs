@@ -10,7 +10,7 @@
 //!
 //! It says less than a signature: an inferred cause is never `high` (capped at
 //! [`MAX_SCORE`]) and is `medium` only from [`MEDIUM_FROM`] — a probability calibrated
-//! on the knock-out run (`crashdoc corpus run --knockout`, [`crate::knowledge::isotonic`]),
+//! on the knock-out run (`crashdoc corpus run --knockout`, [`crate::knowledge::calibrate`]),
 //! so 0.7 means right about 7 times in 10 on incidents the model never saw — and only
 //! when it reads an exception or a fatal shape;
 //! below it, or from an error line, `low`. It never makes the exit status 0 alone (no
@@ -38,7 +38,7 @@ use crate::knowledge::signature::{Category, Library};
 pub const MAX_SCORE: f64 = 0.74;
 /// The calibrated probability from which an inferred cause is `medium`: what `medium`
 /// means everywhere (right at least 70 % of the time). The probability is the model's,
-/// mapped through the isotonic fit of the knock-out run ([`crate::knowledge::isotonic`]).
+/// mapped through the Platt fit of the knock-out run ([`crate::knowledge::calibrate`]).
 pub const MEDIUM_FROM: f64 = 0.7;
 /// Signatures named as the nearest.
 pub const NEAREST: usize = 3;

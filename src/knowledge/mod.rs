@@ -23,13 +23,13 @@
 //! - [`files`]: files read (regular files only, bounded) and written (atomically).
 
 pub mod cache;
+pub mod calibrate;
 pub mod cond;
 pub mod diagnostic;
 pub mod embedded;
 pub mod failure_kind;
 pub mod files;
 pub mod frozen;
-pub mod isotonic;
 pub mod links;
 pub mod model;
 pub mod reading;

@@ -14,8 +14,8 @@
 //! that freeze into the binary with the library (no runtime training, no network), and
 //! it degrades to "no opinion" on words it never saw. Its raw posteriors are
 //! over-confident, so [`Model::predict`] tempers the IDF-weighted per-feature average
-//! log-likelihood ([`TEMPERATURE`]), and the build attaches an isotonic calibration
-//! fitted on the knock-out run ([`super::isotonic`], [`Model::calibrated`]); the engine
+//! log-likelihood ([`TEMPERATURE`]), and the build attaches a Platt calibration
+//! fitted on the knock-out run ([`super::calibrate`], [`Model::calibrated`]); the engine
 //! caps what it says. Each feature's log-likelihood is weighted by its IDF: a word every
 //! class uses (`traceback`, `error`, `line`) says little of the class, and unweighted it
 //! favoured the classes whose examples are long tracebacks.
@@ -227,7 +227,7 @@ pub struct Model {
     units: u32,
     sigs: Vec<SigVec>,
     /// The map from a raw probability to the share right, fitted on the knock-out run
-    /// ([`super::isotonic`]); empty: probabilities stay raw (a knock-out fold's model).
+    /// ([`super::calibrate`]); empty: probabilities stay raw (a knock-out fold's model).
     #[serde(default)]
     pub calibration: Vec<(f64, f64)>,
 }
@@ -436,7 +436,7 @@ impl Model {
     /// A raw probability of [`Model::predict`] as the share of such predictions that were
     /// right on held-out incidents (itself when the model has no calibration).
     pub fn calibrated(&self, raw: f64) -> f64 {
-        super::isotonic::apply(&self.calibration, raw)
+        super::calibrate::apply(&self.calibration, raw)
     }
 
     /// The class of a signature the model was trained on.

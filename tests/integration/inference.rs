@@ -239,7 +239,7 @@ fn an_error_every_rank_repeats_to_the_end_is_read_by_the_model() {
 }
 
 /// The committed calibration, as `corpus bless` writes it.
-fn committed_calibration() -> crashdoc::knowledge::isotonic::CalibrationFile {
+fn committed_calibration() -> crashdoc::knowledge::calibrate::CalibrationFile {
     let text = std::fs::read_to_string(repo("corpus/calibration.json")).expect("calibration");
     serde_json::from_str(&text).expect("corpus/calibration.json parses")
 }
