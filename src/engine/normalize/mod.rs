@@ -112,6 +112,18 @@ impl Stream {
         k
     }
 
+    /// The key ([`Stream::key`]) written into `k` (cleared first).
+    pub fn key_into(&self, k: &mut String) {
+        k.clear();
+        write_key(
+            k,
+            self.worker.as_deref(),
+            self.rank,
+            self.ident.as_deref(),
+            self.pid,
+        );
+    }
+
     /// A short label for reports (`Worker_TP4`, `rank2`, `vllm[12]`); empty when unknown.
     pub fn short(&self) -> String {
         if let Some(w) = &self.worker {
