@@ -369,8 +369,21 @@ impl<'c> Engine<'c> {
                 return;
             }
         }
-        let view = raw.clean().and_then(|t| normalize::view(t).map(|v| (t, v)));
         let repeats = self.fast && self.repeats;
+        if repeats && !st.x.idle() {
+            // the next line of a block followed along a template, read by its text
+            // alone ([`crate::engine::extract::Key`])
+            if let Some(text) = raw.clean() {
+                if let Some((message, level)) = st.x.follow_text(number, text) {
+                    st.scan.push(number, message);
+                    if let Some(line_shape) = line_shape {
+                        st.steps.line(number, line_shape, message, level, raw.bytes);
+                    }
+                    return;
+                }
+            }
+        }
+        let view = raw.clean().and_then(|t| normalize::view(t).map(|v| (t, v)));
         if let Some((text, v)) = view.as_ref().filter(|_| repeats) {
             v.key_into(&mut self.key);
             // a line of a block followed along a template ([`crate::engine::extract::Key`])

@@ -107,9 +107,11 @@ pub(super) fn is_worker(s: &Stream) -> bool {
     s.rank.is_some() || s.worker.as_deref().is_some_and(|w| w.contains("Worker"))
 }
 
-/// A [`Key`], owned.
+/// A [`Key`], owned, with the line's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Owned {
+    /// The text of the line the template was read from ([`Record::raw`]).
+    raw: String,
     level: Option<Level>,
     origin: Option<String>,
     message: String,
@@ -119,8 +121,9 @@ struct Owned {
 }
 
 impl Owned {
-    fn of(k: &Key<'_>) -> Owned {
+    fn of(k: &Key<'_>, raw: &str) -> Owned {
         Owned {
+            raw: raw.to_string(),
             level: k.level,
             origin: k.origin.map(str::to_string),
             message: k.message.to_string(),
@@ -130,7 +133,8 @@ impl Owned {
         }
     }
 
-    /// Same fields (the stream is the template's; templates hold no unit).
+    /// Same fields but the text (the stream is the template's; templates hold no
+    /// unit).
     fn is(&self, k: &Key<'_>) -> bool {
         k.unit.is_none()
             && self.level == k.level
@@ -139,6 +143,16 @@ impl Owned {
             && self.message == k.message
             && self.origin.as_deref() == k.origin
             && self.ident.as_deref() == k.ident
+    }
+
+    /// Same fields, text aside.
+    fn same(&self, o: &Owned) -> bool {
+        self.level == o.level
+            && self.pid == o.pid
+            && self.worker == o.worker
+            && self.message == o.message
+            && self.origin == o.origin
+            && self.ident == o.ident
     }
 
     /// The record the full path would have built, for the block machine (which reads
@@ -185,13 +199,17 @@ pub(super) struct Trace {
 #[derive(Debug)]
 pub(super) struct Follow {
     template: usize,
-    /// Lines of the template matched so far.
-    pos: usize,
-    /// Their line numbers, and their text (`raw`, cut at `ends`).
-    numbers: Vec<usize>,
+    /// The lines of the template matched so far: their numbers, and their text when it
+    /// is not the template's (a range of `raw`).
+    kept: Vec<(usize, Option<(usize, usize)>)>,
     raw: String,
-    ends: Vec<usize>,
     bytes: usize,
+}
+
+impl Follow {
+    fn pos(&self) -> usize {
+        self.kept.len()
+    }
 }
 
 /// This attempt's templates, by the hash of their opening line ([`Key::hash`]).
@@ -199,6 +217,9 @@ pub(super) struct Follow {
 pub(super) struct Templates {
     all: Vec<Template>,
     by_opener: HashMap<u64, Vec<usize>>,
+    /// The template a followed stream reads next, by the [`text_hash`] of the text of
+    /// its next line (stale entries are harmless: a hit is checked against the stream).
+    expected: HashMap<u64, usize, std::hash::BuildHasherDefault<super::Prehashed>>,
     /// Off: every block takes the full path (the tests' reference).
     pub(super) off: bool,
 }
@@ -207,6 +228,17 @@ impl Templates {
     pub(super) fn clear(&mut self) {
         self.all.clear();
         self.by_opener.clear();
+        self.expected.clear();
+    }
+
+    /// Notes the line a stream following template `t` reads next (`pos`).
+    fn expect(&mut self, t: usize, pos: usize) {
+        if let Some(l) = self.all[t].lines.get(pos) {
+            if self.expected.len() >= MAX_EXPECTED {
+                self.expected.clear();
+            }
+            self.expected.insert(text_hash(&l.raw), t);
+        }
     }
 
     /// The templates whose opening line is `k`.
@@ -228,12 +260,23 @@ impl Templates {
             let o = &self.all[i];
             i != t
                 && o.stream == cur.stream
-                && o.opener == cur.opener
+                && o.opener.same(&cur.opener)
                 && o.lines.len() > pos
-                && o.lines[..pos] == cur.lines[..pos]
+                && o.lines[..pos]
+                    .iter()
+                    .zip(&cur.lines)
+                    .all(|(a, b)| a.same(b))
                 && o.lines[pos].is(k)
         })
     }
+}
+
+/// Entries of [`Templates::expected`] kept at most (it is emptied past it).
+const MAX_EXPECTED: usize = 4 * super::MAX_OPEN_STREAMS;
+
+/// The hash [`Templates::expected`] is keyed by.
+fn text_hash(s: &str) -> u64 {
+    crate::engine::normalize::quick_hash(s.as_bytes())
 }
 
 fn key_hash_of(stream: &str, o: &Owned) -> u64 {
@@ -260,18 +303,18 @@ impl Extractor {
         if !k.only_feeds() {
             return;
         }
-        if let Some(t) = self.templates.opened_by(&k).next() {
+        let found = self.templates.opened_by(&k).next();
+        if let Some(t) = found {
             st.follow = Some(Follow {
                 template: t,
-                pos: 0,
-                numbers: Vec::new(),
+                kept: Vec::new(),
                 raw: String::new(),
-                ends: Vec::new(),
                 bytes: 0,
             });
+            self.templates.expect(t, 0);
         } else if self.templates.all.len() < MAX_TEMPLATES {
             st.trace = Some(Trace {
-                opener: Owned::of(&k),
+                opener: Owned::of(&k, &rec.raw),
                 lines: Vec::new(),
             });
         }
@@ -282,7 +325,7 @@ impl Extractor {
         if let Some(t) = st.trace.as_mut() {
             let k = Key::of(rec, key);
             if t.lines.len() < MAX_TEMPLATE_LINES && k.only_feeds() {
-                t.lines.push(Owned::of(&k));
+                t.lines.push(Owned::of(&k, &rec.raw));
             } else {
                 st.trace = None;
             }
@@ -299,7 +342,10 @@ impl Extractor {
         let hash = key_hash_of(key, &trace.opener);
         let list = self.templates.by_opener.entry(hash).or_default();
         let same = |t: &Template| {
-            t.stream == key && t.opener == trace.opener && t.lines == trace.lines
+            t.stream == key
+                && t.opener.same(&trace.opener)
+                && t.lines.len() == trace.lines.len()
+                && t.lines.iter().zip(&trace.lines).all(|(a, b)| a.same(b))
         };
         if list.len() >= MAX_PER_OPENER || list.iter().any(|&i| same(&self.templates.all[i])) {
             return;
@@ -309,9 +355,39 @@ impl Extractor {
             stream: key.to_string(),
             opener: trace.opener,
             lines: trace.lines,
-            end: Owned::of(&k),
+            end: Owned::of(&k, &end.raw),
             at,
         });
+    }
+
+    /// A line of text `text`, number `line`, that is the next line of a followed
+    /// block, read by its text alone: the same text as the template's line is the same
+    /// record but for its number. Returns the line's message and level (what the
+    /// environment scanner and the step tracker read); `None`: no followed block reads
+    /// this text next (the caller goes on with [`Extractor::follow`] or the full path).
+    pub fn follow_text(&mut self, line: usize, text: &str) -> Option<(&str, Option<Level>)> {
+        let t = *self.templates.expected.get(&text_hash(text))?;
+        let st = self.streams.get_mut(&self.templates.all[t].stream)?;
+        let f = st.follow.as_mut()?;
+        let pos = f.pos();
+        let l = self.templates.all[f.template].lines.get(pos)?;
+        if l.raw != text {
+            return None;
+        }
+        f.bytes += l.raw.len() + l.message.len();
+        if f.bytes > MAX_FOLLOW_BYTES {
+            return None;
+        }
+        f.kept.push((line, None));
+        let template = f.template;
+        self.tick += 1;
+        st.touched = self.tick;
+        self.lines = line;
+        let n = self.attempts.len();
+        self.attempts[n - 1].last_line = line;
+        self.templates.expect(template, pos + 1);
+        let l = &self.templates.all[template].lines[pos];
+        Some((&l.message, l.level))
     }
 
     /// A line of stream `k.stream`, number `line`, text `raw`: when the stream follows
@@ -328,42 +404,48 @@ impl Extractor {
         let Some(f) = st.follow.as_mut() else {
             return false;
         };
-        let mut t = &self.templates.all[f.template];
-        if f.pos < t.lines.len() {
-            if !t.lines[f.pos].is(k) {
-                match self.templates.switch(f.template, f.pos, k) {
-                    Some(other) => {
-                        f.template = other;
-                        t = &self.templates.all[other];
-                    }
-                    None => return false,
-                }
-            }
-            f.bytes += raw.len() + k.message.len();
-            if f.bytes > MAX_FOLLOW_BYTES {
+        let pos = f.pos();
+        let t = &self.templates.all[f.template];
+        if pos >= t.lines.len() {
+            if !t.end.is(k) {
                 return false;
             }
-            f.pos += 1;
-            f.numbers.push(line);
-            f.raw.push_str(raw);
-            f.ends.push(f.raw.len());
-            let _ = t;
-            self.tick += 1;
-            st.touched = self.tick;
-            self.lines = line;
-            self.attempt().last_line = line;
-            return true;
-        }
-        if !t.end.is(k) {
+            let at = t.at;
+            st.follow = None;
+            if let Some(open) = st.open.take() {
+                self.count(at, open.first);
+            }
             return false;
         }
-        let at = t.at;
-        st.follow = None;
-        let first = st.open.take().map(|o| o.first);
-        if let Some(first) = first {
-            self.count(at, first);
+        if !t.lines[pos].is(k) {
+            let Some(other) = self.templates.switch(f.template, pos, k) else {
+                return false;
+            };
+            // the lines read by their text alone had this template's text
+            for (l, kept) in t.lines.iter().zip(f.kept.iter_mut()) {
+                if kept.1.is_none() {
+                    let start = f.raw.len();
+                    f.raw.push_str(&l.raw);
+                    kept.1 = Some((start, f.raw.len()));
+                }
+            }
+            f.template = other;
         }
-        false
+        f.bytes += raw.len() + k.message.len();
+        if f.bytes > MAX_FOLLOW_BYTES {
+            return false;
+        }
+        let start = f.raw.len();
+        f.raw.push_str(raw);
+        f.kept.push((line, Some((start, f.raw.len()))));
+        let template = f.template;
+        self.tick += 1;
+        st.touched = self.tick;
+        self.lines = line;
+        let n = self.attempts.len();
+        self.attempts[n - 1].last_line = line;
+        self.templates.expect(template, pos + 1);
+        true
     }
 
     /// One more occurrence of failure `at`, as `close` merges a block into it.
@@ -388,16 +470,17 @@ impl Extractor {
         let Some(open) = st.open.as_mut() else {
             return;
         };
-        let mut start = 0;
-        for (i, (&line, &end)) in f.numbers.iter().zip(&f.ends).enumerate() {
-            let rec = t.lines[i].record(line, &f.raw[start..end]);
-            start = end;
-            let step = open.advance(&rec);
-            debug_assert!(matches!(step, Step::Absorbed), "a template line was absorbed");
+        for (l, &(line, text)) in t.lines.iter().zip(&f.kept) {
+            let raw = text.map_or(l.raw.as_str(), |(a, b)| &f.raw[a..b]);
+            let step = open.advance(&l.record(line, raw));
+            debug_assert!(
+                matches!(step, Step::Absorbed),
+                "a template line was absorbed"
+            );
         }
         st.trace = Some(Trace {
             opener: t.opener.clone(),
-            lines: t.lines[..f.pos].to_vec(),
+            lines: t.lines[..f.pos()].to_vec(),
         });
     }
 }

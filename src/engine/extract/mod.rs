@@ -28,8 +28,11 @@
 //! limits); `block` is the machine that reads one block line by line; this module is the
 //! [`Extractor`] that keeps the streams, the attempts, the merged failures and their
 //! store; [`shapes`] says what a line is, `sites` where a failure was raised, `link`
-//! which failure follows from which, `units` which systemd unit wrote it, and `repeats`
-//! counts a one-line failure's repeats without extracting them again.
+//! which failure follows from which, `units` which systemd unit wrote it, `repeats`
+//! counts a one-line failure's repeats without extracting them again, and `follow` does
+//! the same for a repeated multi-line block (a crash loop's traceback, per rank and per
+//! restart): it follows the block along the one read in full, line by line, and counts
+//! it into that failure.
 
 mod block;
 mod follow;
@@ -45,12 +48,12 @@ use std::collections::HashMap;
 use crate::engine::normalize::{fnv1a, Record, FNV_OFFSET};
 pub use crate::knowledge::failure_kind::FailureKind;
 use block::{could_open, Open, State, Step};
+pub use follow::Key;
 pub use model::{
     Attempt, BlockLine, ExceptionInfo, ExtractOptions, Extraction, Failure, FailureId, Frame,
     Occurrence, MAX_BLOCK_LINES, MAX_CHAIN, MAX_FAILURES, MAX_FAILURE_TEXT, MAX_FRAMES,
     MAX_MESSAGE_LINES, MAX_OCCURRENCES, MAX_TOTAL_OCCURRENCES,
 };
-pub use follow::Key;
 pub use repeats::Shape;
 pub use shapes::ChainMarker;
 pub use sites::Site;
