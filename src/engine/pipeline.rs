@@ -387,19 +387,21 @@ impl<'c> Engine<'c> {
         if let Some((text, v)) = view.as_ref().filter(|_| repeats) {
             v.key_into(&mut self.key);
             // a line of a block followed along a template ([`crate::engine::extract::Key`])
-            let k = Key {
-                stream: &self.key,
-                level: v.level,
-                origin: v.origin,
-                message: v.message,
-                ident: v.ident,
-                unit: None,
-                pid: v.pid,
-                worker: v.worker.is_some_and(|w| w.contains("Worker")),
-            };
-            if st.x.follow(&k, number, text) {
-                Self::counted(st, number, line_shape, v.message, v.level, raw.bytes);
-                return;
+            if !st.x.idle() {
+                let k = Key {
+                    stream: &self.key,
+                    level: v.level,
+                    origin: v.origin,
+                    message: v.message,
+                    ident: v.ident,
+                    unit: None,
+                    pid: v.pid,
+                    worker: v.worker.is_some_and(|w| w.contains("Worker")),
+                };
+                if st.x.follow(&k, number, text) {
+                    Self::counted(st, number, line_shape, v.message, v.level, raw.bytes);
+                    return;
+                }
             }
             // a line of a shape this attempt already made a one-line failure of is
             // counted into it ([`crate::engine::extract::Shape`])
