@@ -31,6 +31,7 @@ mod prefilter_oracle;
 mod properties;
 mod rejoin;
 mod remediation_safety;
+mod repeats;
 mod run;
 mod schema;
 mod security;
