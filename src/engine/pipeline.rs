@@ -5,7 +5,7 @@
 //! merged under the facts given with [`Engine::with_facts`] (`--env` files win).
 
 use crate::engine::diagnosis::{BuildOptions, Diagnosis};
-use crate::engine::extract::{ExtractOptions, Extraction, Extractor, Key, Shape};
+use crate::engine::extract::{ExtractOptions, Extraction, Extractor, Shape};
 use crate::engine::ingest::{IngestError, LineReader, RawLine};
 use crate::engine::matcher::{Compiled, EngineKind, Matcher, Matches, Prefilter};
 use crate::engine::normalize::{self, Level};
@@ -34,10 +34,6 @@ pub struct Engine<'c> {
     matcher: Matcher<'c>,
     /// Whether the fast path runs (not for the brute-force engine).
     fast: bool,
-    /// Whether repeats are counted without extraction (one-line shapes and followed
-    /// blocks, [`crate::engine::extract::Shape`], [`Key`]); off only to test that they
-    /// change nothing.
-    repeats: bool,
     /// The stream key of the line at hand (reused, not reallocated).
     key: String,
     /// Lines after which the rest of an input is read on a second thread.
@@ -230,7 +226,6 @@ impl<'c> Engine<'c> {
         Engine {
             matcher: Matcher::new(compiled, kind),
             fast: kind == EngineKind::Prefilter,
-            repeats: true,
             key: String::new(),
             parallel_after: PARALLEL_AFTER_LINES,
             given: Facts::default(),
@@ -249,13 +244,6 @@ impl<'c> Engine<'c> {
     /// two-thread path on short logs).
     pub fn with_parallel_after(mut self, lines: usize) -> Self {
         self.parallel_after = lines;
-        self
-    }
-
-    /// Counts repeats without extraction (the default) or not: the diagnosis is the
-    /// same either way (the tests compare the two).
-    pub fn with_repeats(mut self, on: bool) -> Self {
-        self.repeats = on;
         self
     }
 
@@ -298,10 +286,8 @@ impl<'c> Engine<'c> {
         reader: &mut LineReader,
         matching: bool,
     ) -> Result<(Extraction, Matches, Facts), IngestError> {
-        let mut x = Extractor::new(self.extract_options());
-        x.follow_repeats(self.fast && self.repeats);
         let mut st = PassState {
-            x,
+            x: Extractor::new(self.extract_options()),
             steps: Steps::new(),
             m: Matches::default(),
             scan: Scanner::new(&format!("{} (log)", reader.name())),
@@ -369,42 +355,11 @@ impl<'c> Engine<'c> {
                 return;
             }
         }
-        let repeats = self.fast && self.repeats;
-        if repeats && !st.x.idle() {
-            // the next line of a block followed along a template, read by its text
-            // alone ([`crate::engine::extract::Key`])
-            if let Some(text) = raw.clean() {
-                if let Some((message, level)) = st.x.follow_text(number, text) {
-                    st.scan.push(number, message);
-                    if let Some(line_shape) = line_shape {
-                        st.steps.line(number, line_shape, message, level, raw.bytes);
-                    }
-                    return;
-                }
-            }
-        }
         let view = raw.clean().and_then(|t| normalize::view(t).map(|v| (t, v)));
-        if let Some((text, v)) = view.as_ref().filter(|_| repeats) {
-            v.key_into(&mut self.key);
-            // a line of a block followed along a template ([`crate::engine::extract::Key`])
-            if !st.x.idle() {
-                let k = Key {
-                    stream: &self.key,
-                    level: v.level,
-                    origin: v.origin,
-                    message: v.message,
-                    ident: v.ident,
-                    unit: None,
-                    pid: v.pid,
-                    worker: v.worker.is_some_and(|w| w.contains("Worker")),
-                };
-                if st.x.follow(&k, number, text) {
-                    Self::counted(st, number, line_shape, v.message, v.level, raw.bytes);
-                    return;
-                }
-            }
+        if let Some((_, v)) = view.as_ref().filter(|_| self.fast) {
             // a line of a shape this attempt already made a one-line failure of is
             // counted into it ([`crate::engine::extract::Shape`])
+            v.key_into(&mut self.key);
             let shape = Shape {
                 stream: &self.key,
                 level: v.level,
@@ -412,24 +367,18 @@ impl<'c> Engine<'c> {
                 message: v.message,
             };
             if st.x.repeat(&shape, number, v.timestamp) {
-                Self::counted(st, number, line_shape, v.message, v.level, raw.bytes);
+                st.scan.push(number, v.message);
+                if let Some(line_shape) = line_shape {
+                    st.steps
+                        .line(number, line_shape, v.message, v.level, raw.bytes);
+                }
                 return;
             }
         }
         let raw_bytes = raw.bytes;
         let rec = match view {
             Some((text, v)) => v.record(number, text, raw.truncated),
-            None => {
-                let rec = normalize::normalize(raw.into_line());
-                if repeats && !st.x.idle() {
-                    rec.stream.key_into(&mut self.key);
-                    if st.x.follow(&Key::of(&rec, &self.key), number, &rec.raw) {
-                        Self::counted(st, number, line_shape, &rec.message, rec.level, raw_bytes);
-                        return;
-                    }
-                }
-                rec
-            }
+            None => normalize::normalize(raw.into_line()),
         };
         st.scan.push(rec.line, &rec.message);
         if let Some(line_shape) = line_shape {
@@ -442,22 +391,6 @@ impl<'c> Engine<'c> {
                 self.matcher
                     .match_loose(&loose, attempt, &mut st.m, &self.given);
             }
-        }
-    }
-
-    /// What a line counted without a record still feeds: the environment scanner and
-    /// the step tracker.
-    fn counted(
-        st: &mut PassState,
-        number: usize,
-        line_shape: Option<LineShape>,
-        message: &str,
-        level: Option<Level>,
-        raw: &[u8],
-    ) {
-        st.scan.push(number, message);
-        if let Some(line_shape) = line_shape {
-            st.steps.line(number, line_shape, message, level, raw);
         }
     }
 

@@ -29,7 +29,7 @@ use std::sync::LazyLock;
 use aho_corasick::AhoCorasick;
 use regex::{Regex, RegexSet};
 
-use crate::engine::normalize::{fnv1a, quick_hash, Level, FNV_OFFSET};
+use crate::engine::normalize::{fnv1a, Level, FNV_OFFSET};
 
 macro_rules! re {
     ($name:ident, $pat:expr) => {
@@ -394,25 +394,23 @@ struct Memo {
 type Memoed = (Option<Level>, String, Option<Class>);
 
 impl Memo {
-    /// [`classify`], looked up first: a repeated line costs a cheap hash and one
-    /// comparison, not the gate's literal search.
     fn classify(&mut self, message: &str, level: Option<Level>) -> Option<Class> {
-        if matches!(level, Some(Level::Warning | Level::Info | Level::Debug)) {
+        if !gated(message, level) {
             return None;
         }
         if message.len() > MEMO_MAX_BYTES {
-            return classify(message, level);
+            return classify_gated(message, level);
         }
         if self.slots.is_empty() {
             self.slots = vec![None; MEMO_SLOTS];
         }
-        let i = (quick_hash(message.as_bytes()) % MEMO_SLOTS as u64) as usize;
+        let i = (fnv1a(FNV_OFFSET, message.as_bytes()) % MEMO_SLOTS as u64) as usize;
         if let Some((l, m, c)) = &self.slots[i] {
             if *l == level && m == message {
                 return *c;
             }
         }
-        let class = classify(message, level);
+        let class = classify_gated(message, level);
         match &mut self.slots[i] {
             Some((l, m, c)) => {
                 *l = level;

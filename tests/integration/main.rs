@@ -31,7 +31,6 @@ mod prefilter_oracle;
 mod properties;
 mod rejoin;
 mod remediation_safety;
-mod repeats;
 mod run;
 mod schema;
 mod security;

@@ -28,14 +28,10 @@
 //! limits); `block` is the machine that reads one block line by line; this module is the
 //! [`Extractor`] that keeps the streams, the attempts, the merged failures and their
 //! store; [`shapes`] says what a line is, `sites` where a failure was raised, `link`
-//! which failure follows from which, `units` which systemd unit wrote it, `repeats`
-//! counts a one-line failure's repeats without extracting them again, and `follow` does
-//! the same for a repeated multi-line block (a crash loop's traceback, per rank and per
-//! restart): it follows the block along the one read in full, line by line, and counts
-//! it into that failure.
+//! which failure follows from which, `units` which systemd unit wrote it, and `repeats`
+//! counts a one-line failure's repeats without extracting them again.
 
 mod block;
-mod follow;
 mod link;
 pub mod model;
 mod repeats;
@@ -48,7 +44,6 @@ use std::collections::HashMap;
 use crate::engine::normalize::{fnv1a, Record, FNV_OFFSET};
 pub use crate::knowledge::failure_kind::FailureKind;
 use block::{could_open, Open, State, Step};
-pub use follow::Key;
 pub use model::{
     Attempt, BlockLine, ExceptionInfo, ExtractOptions, Extraction, Failure, FailureId, Frame,
     Occurrence, MAX_BLOCK_LINES, MAX_CHAIN, MAX_FAILURES, MAX_FAILURE_TEXT, MAX_FRAMES,
@@ -66,10 +61,6 @@ struct StreamState {
     pending: Option<(Record, String)>,
     /// When the stream last fed a line (for evicting the least recently used).
     touched: u64,
-    /// The open block's lines, read on the full path, for a template ([`follow`]).
-    trace: Option<follow::Trace>,
-    /// The open block, followed along a template instead ([`follow`]).
-    follow: Option<follow::Follow>,
 }
 
 /// Streams with an open block or a pending line kept at once: past it, the least
@@ -130,8 +121,6 @@ pub struct Extractor {
     workers: std::collections::HashSet<u64, std::hash::BuildHasherDefault<Prehashed>>,
     /// The shapes of this attempt's one-line failures ([`repeats`]).
     repeats: repeats::Repeats,
-    /// The blocks of this attempt read in full, to follow their repeats ([`follow`]).
-    templates: follow::Templates,
 }
 
 impl Extractor {
@@ -152,7 +141,6 @@ impl Extractor {
             }],
             workers: Default::default(),
             repeats: Default::default(),
-            templates: Default::default(),
             busy: Vec::new(),
             busy_dirty: true,
             links: UnitLinks::default(),
@@ -251,7 +239,6 @@ impl Extractor {
                 });
                 self.workers.clear();
                 self.repeats.clear();
-                self.templates.clear();
             }
             return Some(rec);
         }
@@ -259,7 +246,13 @@ impl Extractor {
             self.attempt().restart_counter = Some(n);
         }
         let key = rec.stream.key();
-        if follow::is_worker(&rec.stream) {
+        let is_worker = rec.stream.rank.is_some()
+            || rec
+                .stream
+                .worker
+                .as_deref()
+                .is_some_and(|w| w.contains("Worker"));
+        if is_worker {
             self.note_worker(crate::engine::normalize::stream_key_hash(&key));
         }
         self.feed(key, rec)
@@ -284,8 +277,6 @@ impl Extractor {
     }
 
     fn step(&mut self, st: &mut StreamState, key: &str, rec: Record) -> Option<Record> {
-        // 0. A block followed along a template is rebuilt first ([`follow`]).
-        self.materialize(st);
         // 1. A pending error line either introduces this traceback or stands alone.
         if let Some((p, label)) = st.pending.take() {
             if shapes::is_traceback_header(&rec.message)
@@ -307,14 +298,10 @@ impl Extractor {
             match open.advance(&rec) {
                 Step::Absorbed => {
                     st.open = Some(open);
-                    Self::trace_line(st, &rec, key);
                     return None;
                 }
                 Step::Closed => {
-                    let at = self.close(open);
-                    if let (Some(trace), Some(at)) = (st.trace.take(), at) {
-                        self.learn(trace, key, &rec, at);
-                    }
+                    self.close(open);
                 }
             }
         }
@@ -327,18 +314,73 @@ impl Extractor {
     /// failure, or is returned as a loose line.
     fn start(&mut self, st: &mut StreamState, key: &str, rec: Record) -> Option<Record> {
         let label = key.to_string();
-        match opening(&rec, &label) {
-            Opening::Block(open) => {
-                st.open = Some(open);
-                self.begin_block(st, key, &rec);
+        let msg = rec.message.as_str();
+        if let Some((frames, exc)) = shapes::collapsed_traceback(msg) {
+            let mut open = Open::new(FailureKind::Traceback, State::Single, &rec, &label);
+            open.absorb(&rec);
+            for f in frames {
+                open.push_frame(f, &rec);
             }
-            Opening::Pending => st.pending = Some((rec, label)),
-            Opening::Single(open) => {
+            if let Some((ty, m)) = exc {
+                open.push_exception(ty, m, &rec);
+            }
+            st.open = Some(open);
+            return None;
+        }
+        if shapes::is_traceback_header(msg) {
+            let mut open = Open::new(FailureKind::Traceback, State::Frames, &rec, &label);
+            open.absorb(&rec);
+            st.open = Some(open);
+            return None;
+        }
+        if let Some(f) = shapes::frame(msg) {
+            // a traceback whose header is not in the excerpt
+            let mut open = Open::new(FailureKind::Traceback, State::Frames, &rec, &label);
+            open.truncated = true;
+            open.absorb(&rec);
+            open.push_frame(f, &rec);
+            st.open = Some(open);
+            return None;
+        }
+        let Some(kind) = shapes::classify(&rec) else {
+            return Some(rec);
+        };
+        match kind {
+            FailureKind::Exception => {
+                let mut open = Open::new(kind, State::Message { blank: false }, &rec, &label);
+                open.absorb(&rec);
+                if let Some((ty, m)) = shapes::lone_exception(msg) {
+                    open.push_exception(ty, m, &rec);
+                }
+                st.open = Some(open);
+            }
+            FailureKind::Abort => {
+                let mut open = Open::new(kind, State::Abort, &rec, &label);
+                open.absorb(&rec);
+                open.headline = Some(msg.trim().to_string());
+                st.open = Some(open);
+            }
+            FailureKind::Nccl => {
+                let mut open = Open::new(kind, State::Nccl, &rec, &label);
+                open.absorb(&rec);
+                st.open = Some(open);
+            }
+            FailureKind::Warning if shapes::python_warning(msg).is_some() => {
+                let mut open =
+                    Open::new(kind, State::PyWarning { source_seen: false }, &rec, &label);
+                open.absorb(&rec);
+                st.open = Some(open);
+            }
+            FailureKind::ErrorLine if rec.origin.is_some() => {
+                st.pending = Some((rec, label));
+            }
+            _ => {
+                let mut open = Open::new(kind, State::Single, &rec, &label);
+                open.absorb(&rec);
                 if let Some(at) = self.close(open) {
                     self.remember(&rec, key, at);
                 }
             }
-            Opening::Loose => return Some(rec),
         }
         None
     }
@@ -438,7 +480,6 @@ impl Extractor {
     }
 
     fn close_stream(&mut self, mut st: StreamState) {
-        self.materialize(&mut st);
         if let Some((p, label)) = st.pending.take() {
             let mut open = Open::new(FailureKind::ErrorLine, State::Single, &p, &label);
             open.absorb(&p);
@@ -519,76 +560,6 @@ impl std::hash::Hasher for Prehashed {
     }
     fn write_u64(&mut self, n: u64) {
         self.0 = n;
-    }
-}
-
-/// What a record no open block took starts ([`Extractor::start`]).
-enum Opening {
-    /// A block, open.
-    Block(Open),
-    /// An error line with a logger origin, which may introduce a traceback.
-    Pending,
-    /// A one-line failure, to close at once.
-    Single(Open),
-    /// Nothing: a loose line.
-    Loose,
-}
-
-/// What `rec` starts on stream `label`: a function of the record alone.
-fn opening(rec: &Record, label: &str) -> Opening {
-    let msg = rec.message.as_str();
-    if let Some((frames, exc)) = shapes::collapsed_traceback(msg) {
-        let mut open = Open::new(FailureKind::Traceback, State::Single, rec, label);
-        open.absorb(rec);
-        for f in frames {
-            open.push_frame(f, rec);
-        }
-        if let Some((ty, m)) = exc {
-            open.push_exception(ty, m, rec);
-        }
-        return Opening::Block(open);
-    }
-    if shapes::is_traceback_header(msg) {
-        let mut open = Open::new(FailureKind::Traceback, State::Frames, rec, label);
-        open.absorb(rec);
-        return Opening::Block(open);
-    }
-    if let Some(f) = shapes::frame(msg) {
-        // a traceback whose header is not in the excerpt
-        let mut open = Open::new(FailureKind::Traceback, State::Frames, rec, label);
-        open.truncated = true;
-        open.absorb(rec);
-        open.push_frame(f, rec);
-        return Opening::Block(open);
-    }
-    let Some(kind) = shapes::classify(rec) else {
-        return Opening::Loose;
-    };
-    let state = match kind {
-        FailureKind::Exception => State::Message { blank: false },
-        FailureKind::Abort => State::Abort,
-        FailureKind::Nccl => State::Nccl,
-        FailureKind::Warning if shapes::python_warning(msg).is_some() => {
-            State::PyWarning { source_seen: false }
-        }
-        FailureKind::ErrorLine if rec.origin.is_some() => return Opening::Pending,
-        _ => State::Single,
-    };
-    let mut open = Open::new(kind, state, rec, label);
-    open.absorb(rec);
-    match kind {
-        FailureKind::Exception => {
-            if let Some((ty, m)) = shapes::lone_exception(msg) {
-                open.push_exception(ty, m, rec);
-            }
-        }
-        FailureKind::Abort => open.headline = Some(msg.trim().to_string()),
-        _ => {}
-    }
-    if state == State::Single {
-        Opening::Single(open)
-    } else {
-        Opening::Block(open)
     }
 }
 

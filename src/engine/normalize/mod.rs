@@ -112,18 +112,6 @@ impl Stream {
         k
     }
 
-    /// The key ([`Stream::key`]) written into `k` (cleared first).
-    pub fn key_into(&self, k: &mut String) {
-        k.clear();
-        write_key(
-            k,
-            self.worker.as_deref(),
-            self.rank,
-            self.ident.as_deref(),
-            self.pid,
-        );
-    }
-
     /// A short label for reports (`Worker_TP4`, `rank2`, `vllm[12]`); empty when unknown.
     pub fn short(&self) -> String {
         if let Some(w) = &self.worker {
@@ -135,26 +123,6 @@ impl Stream {
 }
 
 pub(crate) const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-
-/// A fast hash of a line for caches whose hits are compared in full: every byte, read
-/// eight at a time (a multiply and a rotation per word, where [`fnv1a`] multiplies per
-/// byte). Lines that differ in one byte in their middle (`cuda:3` and `cuda:4` in eight
-/// ranks' messages) get different hashes.
-pub(crate) fn quick_hash(b: &[u8]) -> u64 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut h = (b.len() as u64).wrapping_mul(K);
-    let mut words = b.chunks_exact(8);
-    for w in &mut words {
-        let mut x = [0u8; 8];
-        x.copy_from_slice(w);
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(x)).wrapping_mul(K);
-    }
-    let rest = words.remainder();
-    let mut x = [0u8; 8];
-    x[..rest.len()].copy_from_slice(rest);
-    h = (h.rotate_left(5) ^ u64::from_le_bytes(x)).wrapping_mul(K);
-    h ^ (h >> 29)
-}
 
 /// FNV-1a over `bytes`, continuing from `h`.
 pub(crate) fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
