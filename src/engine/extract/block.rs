@@ -55,6 +55,18 @@ pub(super) struct Open {
     pub(super) text_bytes: usize,
 }
 
+/// Pushes `item` onto `v`, which holds at most `cap`: past it, the outermost half is
+/// kept and the innermost half slides (the middle entry is dropped); `true` when one
+/// was dropped.
+fn push_keeping_ends<T>(v: &mut Vec<T>, item: T, cap: usize) -> bool {
+    let full = v.len() >= cap;
+    if full {
+        v.remove(cap / 2);
+    }
+    v.push(item);
+    full
+}
+
 impl Open {
     pub(super) fn new(kind: FailureKind, state: State, rec: &Record, stream: &str) -> Self {
         Open {
@@ -112,13 +124,7 @@ impl Open {
             log_line: rec.line,
             import_machinery,
         };
-        if self.frames.len() < MAX_FRAMES {
-            self.frames.push(frame);
-        } else {
-            // keep the outermost half and a sliding innermost half
-            let keep = MAX_FRAMES / 2;
-            self.frames.remove(keep);
-            self.frames.push(frame);
+        if push_keeping_ends(&mut self.frames, frame, MAX_FRAMES) {
             self.elided_frames += 1;
         }
     }
@@ -135,12 +141,7 @@ impl Open {
             frames,
             elided_frames,
         };
-        if self.chain.len() < MAX_CHAIN {
-            self.chain.push(exc);
-        } else {
-            let keep = MAX_CHAIN / 2;
-            self.chain.remove(keep);
-            self.chain.push(exc);
+        if push_keeping_ends(&mut self.chain, exc, MAX_CHAIN) {
             self.elided_exceptions += 1;
         }
         self.origin = rec.origin.clone();
