@@ -165,6 +165,9 @@ impl fmt::Debug for LazyRegex {
 /// thawing the embedded library cost (`sig list` 5.5 → 5.1 ms, hyperfine). The bytes are the
 /// build's own ([`LazyExamples`]'s `Serialize`), so reading them back cannot fail short
 /// of a corrupted binary; the frozen library is compared with its YAML by a test.
+///
+/// The serialized bytes are deflated: examples are real log text, a third of the embedded
+/// library, and cold (issue 32: the binary's size).
 #[derive(Clone, Default)]
 pub struct LazyExamples {
     value: OnceLock<Examples>,
@@ -185,7 +188,7 @@ impl Deref for LazyExamples {
     type Target = Examples;
     fn deref(&self) -> &Examples {
         self.value
-            .get_or_init(|| postcard::from_bytes(&self.frozen).unwrap_or_default())
+            .get_or_init(|| postcard::from_bytes(&inflate(&self.frozen)).unwrap_or_default())
     }
 }
 
@@ -198,7 +201,7 @@ impl fmt::Debug for LazyExamples {
 impl serde::Serialize for LazyExamples {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let bytes = postcard::to_stdvec(&**self).map_err(serde::ser::Error::custom)?;
-        s.serialize_bytes(&bytes)
+        s.serialize_bytes(&deflate(&bytes).map_err(serde::ser::Error::custom)?)
     }
 }
 
@@ -221,6 +224,24 @@ impl<'de> serde::Deserialize<'de> for LazyExamples {
             value: OnceLock::new(),
             frozen: d.deserialize_byte_buf(Bytes)?,
         })
+    }
+}
+
+/// `bytes` deflated (the frozen form of [`LazyExamples`]).
+fn deflate(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+    use std::io::Write as _;
+    let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+    z.write_all(bytes)?;
+    z.finish()
+}
+
+/// `bytes` inflated; nothing when they do not inflate (not the build's own bytes).
+fn inflate(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Read as _;
+    let mut out = Vec::new();
+    match flate2::read::DeflateDecoder::new(bytes).read_to_end(&mut out) {
+        Ok(_) => out,
+        Err(_) => Vec::new(),
     }
 }
 
