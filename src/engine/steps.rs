@@ -224,6 +224,24 @@ re!(NAMING_RE, NAMING);
 // A warning: never the failing block's headline (it may still be a failure of its own).
 re!(WARN_RE, r"(?i)\bwarn(?:ing)?\b");
 
+/// Builds every regex and automaton of this module now, rather than at the first line that
+/// needs it ([`crate::engine::warm_up_in_background`]).
+pub fn warm_up() {
+    LazyLock::force(&BENIGN_RE);
+    LazyLock::force(&NAMING_RE);
+    LazyLock::force(&ERRORISH_RE);
+    LazyLock::force(&SPECIFIC_SET);
+    LazyLock::force(&GENERIC_SET);
+    LazyLock::force(&VERDICT_SET);
+    LazyLock::force(&TERMINAL_SET);
+    LazyLock::force(&STATING_SET);
+    LazyLock::force(&STEP_START_RE);
+    LazyLock::force(&HEADER_RE);
+    LazyLock::force(&HEADER_STATING_RE);
+    LazyLock::force(&WARN_RE);
+    LazyLock::force(&LITERAL_AC);
+}
+
 /// Whether a line's error words are no error: a zero count ("0 failures", "errors: 0"),
 /// a passing test, an informational line, an echoed command, a progress line of a build or
 /// install tool, or every error word inside a name ([`NAMING`]).

@@ -13,6 +13,13 @@ use regex::Regex;
 
 use super::{Failure, FailureKind};
 
+/// Builds this module's regexes now ([`crate::engine::warm_up_in_background`]).
+pub fn warm_up() {
+    LazyLock::force(&CONSEQUENCE);
+    LazyLock::force(&WRAPPER);
+    LazyLock::force(&VOLATILE);
+}
+
 static CONSEQUENCE: LazyLock<Regex> = LazyLock::new(|| {
     #[allow(clippy::expect_used)]
     Regex::new(

@@ -23,6 +23,31 @@ macro_rules! re {
     };
 }
 
+/// Builds every regex and automaton of this module now, rather than at the first record
+/// that needs it ([`crate::engine::warm_up_in_background`]).
+pub fn warm_up() {
+    LazyLock::force(&FRAME);
+    LazyLock::force(&EXC_LINE);
+    LazyLock::force(&LONE_EXC);
+    LazyLock::force(&PY_WARNING);
+    LazyLock::force(&SYSTEMD_FAIL);
+    LazyLock::force(&OOM_KILL);
+    LazyLock::force(&SIGNAL);
+    LazyLock::force(&SHELL_SIGNAL);
+    LazyLock::force(&ABORT);
+    LazyLock::force(&KERNEL_REPORT);
+    LazyLock::force(&NCCL_START);
+    LazyLock::force(&CUDA_ERR);
+    LazyLock::force(&SYSTEMD_START);
+    LazyLock::force(&RESTART_COUNTER);
+    LazyLock::force(&WHAT);
+    LazyLock::force(&NCCL_ANY);
+    LazyLock::force(&COLLAPSED_FRAME);
+    LazyLock::force(&COLLAPSED_EXC);
+    LazyLock::force(&ERROR_AC);
+    LazyLock::force(&MARKER_AC);
+}
+
 re!(FRAME, r#"^\s*File "([^"]*)", line ([0-9]+)(?:, in (.*))?$"#);
 re!(
     EXC_LINE,
