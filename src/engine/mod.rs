@@ -35,9 +35,10 @@ pub mod pipeline;
 /// classifiers', the cause linker's) on a thread of their own, while the caller loads the
 /// library: on a short journal their construction was about a third of the run
 /// (callgrind: 91 M of 233 M instructions on the scenario journal), built one by one at
-/// the first line that needed each. Each is a `LazyLock`, so what is built is the same
-/// whichever thread builds it first; a line that needs one still being built waits for it.
-/// The thread is not joined: at exit, whatever it has not finished does not matter.
+/// the first line that needed each. Each is a [`normalize::Prebuilt`]: what is built is the
+/// same whichever thread builds it, and the scan never waits for this thread (a line that
+/// needs one not built yet builds it itself). The thread is not joined: at exit, whatever
+/// it has not finished does not matter.
 pub fn warm_up_in_background() {
     let _ = std::thread::Builder::new()
         .name("warm-up".into())
