@@ -112,6 +112,7 @@ fn report_input_errors(inputs: &Inputs) -> usize {
 }
 
 pub fn run_diagnose(a: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
+    crate::engine::warm_up_in_background();
     let inputs = Inputs::expand(&a.files);
     let lib = super::process_long(a.library.load()?);
     let facts = super::preflight::read_envs(&a.env)?;

@@ -507,12 +507,12 @@ impl Assembly<'_> {
             severity: sig.severity,
             confidence: Confidence::of(r.score),
             score: (r.score * 100.0).round() / 100.0,
-            explain: fill(&sig.explain, &r.captures),
+            explain: fill(&sig.prose.explain, &r.captures),
             environment: self.environment(sig),
             evidence: r.evidence.clone(),
             captures: r.captures.clone(),
             remediation,
-            references: sig.references.clone(),
+            references: sig.prose.references.clone(),
             consequences: self.consequences(r),
             also_matches: also_matches(self.lib, self.ranked, r.signature),
             probability: None,
@@ -675,7 +675,8 @@ impl Assembly<'_> {
 
     /// The `explain_env` sentences whose condition holds on the facts, filled.
     fn environment(&self, sig: &crate::knowledge::signature::Signature) -> Vec<String> {
-        sig.explain_env
+        sig.prose
+            .explain_env
             .iter()
             .filter(|(c, _)| {
                 c.as_ref()
@@ -747,5 +748,5 @@ fn render_steps(
     unit: Option<&str>,
     facts: &crate::env::Facts,
 ) -> Vec<RenderedStep> {
-    render_step_list(&sig.remediation, captures, patterns, unit, facts)
+    render_step_list(&sig.prose.remediation, captures, patterns, unit, facts)
 }

@@ -24,16 +24,15 @@
 //! engine, which classifies every line, gets the same block.
 
 use std::collections::VecDeque;
-use std::sync::LazyLock;
 
 use aho_corasick::AhoCorasick;
 use regex::{Regex, RegexSet};
 
-use crate::engine::normalize::{fnv1a, Level, FNV_OFFSET};
+use crate::engine::normalize::{fnv1a, Level, Prebuilt, FNV_OFFSET};
 
 macro_rules! re {
     ($name:ident, $pat:expr) => {
-        static $name: LazyLock<Regex> = LazyLock::new(|| {
+        static $name: Prebuilt<Regex> = Prebuilt::new(|| {
             #[allow(clippy::expect_used)]
             Regex::new($pat).expect("built-in step regex")
         });
@@ -42,7 +41,7 @@ macro_rules! re {
 
 macro_rules! set {
     ($name:ident, $pats:expr) => {
-        static $name: LazyLock<RegexSet> = LazyLock::new(|| {
+        static $name: Prebuilt<RegexSet> = Prebuilt::new(|| {
             #[allow(clippy::expect_used)]
             RegexSet::new($pats).expect("built-in step regex set")
         });
@@ -188,7 +187,7 @@ const SPECIFIC: &[(&str, bool)] = &[
     (r"^\s*(?:fatal|FATAL|ERROR|Error|error)\b[:!\s]", false),
     (r"^\[ERROR\]\s+\S", false),
 ];
-static SPECIFIC_SET: LazyLock<RegexSet> = LazyLock::new(|| {
+static SPECIFIC_SET: Prebuilt<RegexSet> = Prebuilt::new(|| {
     #[allow(clippy::expect_used)]
     RegexSet::new(SPECIFIC.iter().map(|(p, _)| *p)).expect("built-in step regex set")
 });
@@ -223,6 +222,24 @@ re!(NAMING_RE, NAMING);
 
 // A warning: never the failing block's headline (it may still be a failure of its own).
 re!(WARN_RE, r"(?i)\bwarn(?:ing)?\b");
+
+/// Builds every regex and automaton of this module now, rather than at the first line that
+/// needs it ([`crate::engine::warm_up_in_background`]).
+pub fn warm_up() {
+    Prebuilt::force(&BENIGN_RE);
+    Prebuilt::force(&NAMING_RE);
+    Prebuilt::force(&ERRORISH_RE);
+    Prebuilt::force(&SPECIFIC_SET);
+    Prebuilt::force(&GENERIC_SET);
+    Prebuilt::force(&VERDICT_SET);
+    Prebuilt::force(&TERMINAL_SET);
+    Prebuilt::force(&STATING_SET);
+    Prebuilt::force(&STEP_START_RE);
+    Prebuilt::force(&HEADER_RE);
+    Prebuilt::force(&HEADER_STATING_RE);
+    Prebuilt::force(&WARN_RE);
+    Prebuilt::force(&LITERAL_AC);
+}
 
 /// Whether a line's error words are no error: a zero count ("0 failures", "errors: 0"),
 /// a passing test, an informational line, an echoed command, a progress line of a build or
@@ -290,7 +307,7 @@ pub fn literals() -> impl Iterator<Item = &'static str> {
     LITERALS.iter().copied()
 }
 
-static LITERAL_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
+static LITERAL_AC: Prebuilt<AhoCorasick> = Prebuilt::new(|| {
     #[allow(clippy::expect_used)]
     AhoCorasick::builder()
         .ascii_case_insensitive(true)

@@ -1,7 +1,7 @@
 //! Three-valued evaluation of compiled fact conditions ([`crate::knowledge::cond`])
 //! against the facts of one environment.
 
-use pep508_rs::pep440_rs::{Version, VersionSpecifiers};
+use pep440_rs::{Version, VersionSpecifiers};
 
 use super::facts::{Facts, Origin};
 use crate::knowledge::cond::{Compare, Fact, FactCond, Truth};

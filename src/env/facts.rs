@@ -7,14 +7,14 @@
 //! seen ([`Facts::has_package_list`]); otherwise it is *unknown*. That distinction is
 //! what lets fact conditions be three-valued (see [`eval`](super::eval)).
 //!
-//! Package names are normalized with PEP 503 rules by `pep508_rs::PackageName`
-//! (`Flash_Attn` = `flash-attn`); versions are compared with PEP 440 semantics by
+//! Package names are normalized with PEP 503 rules
+//! ([`crate::knowledge::version::normalize_name`]: `Flash_Attn` = `flash-attn`); versions are compared with PEP 440 semantics by
 //! `pep440_rs`.
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
 
-use pep508_rs::pep440_rs::Version;
+use pep440_rs::Version;
 use serde::Serialize;
 
 use crate::knowledge::version::normalize_name;

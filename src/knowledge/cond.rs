@@ -18,7 +18,7 @@
 
 use std::str::FromStr;
 
-use pep508_rs::pep440_rs::{Version, VersionSpecifiers};
+use pep440_rs::{Version, VersionSpecifiers};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -1,18 +1,42 @@
-//! Package names and versions as PEP 503 / PEP 440 define them (`pep508_rs`), shared by
-//! fact conditions (compiled here) and the facts read from reports ([`crate::env`]).
+//! Package names and versions as PEP 503 / PEP 440 define them (`pep440_rs` for
+//! versions), shared by fact conditions (compiled here) and the facts read from reports
+//! ([`crate::env`]).
 
 use std::str::FromStr;
 
-use pep508_rs::pep440_rs::Version;
-use pep508_rs::PackageName;
+use pep440_rs::Version;
 
 /// PEP 503 normalized name (`Flash_Attn` → `flash-attn`); the lowercased text when it is
 /// not a valid distribution name.
 pub fn normalize_name(name: &str) -> String {
-    match PackageName::from_str(name.trim()) {
-        Ok(n) => n.as_ref().to_string(),
-        Err(_) => name.trim().to_ascii_lowercase(),
+    let name = name.trim();
+    pep503(name).unwrap_or_else(|| name.to_ascii_lowercase())
+}
+
+/// The name-normalization rule of the Python packaging specification
+/// (<https://packaging.python.org/en/latest/specifications/name-normalization/>):
+/// ASCII letters lowercased, each run of `-`, `_` and `.` one `-`; `None` for a name that
+/// is not valid (another character, or punctuation first or last). This was
+/// `pep508_rs::PackageName`, whose dependencies (URL parsing and its Unicode tables) were
+/// a megabyte of the binary for these few lines.
+fn pep503(name: &str) -> Option<String> {
+    let punct = |b: u8| matches!(b, b'-' | b'_' | b'.');
+    let bytes = name.as_bytes();
+    if bytes.first().copied().is_some_and(punct) || bytes.last().copied().is_some_and(punct) {
+        return None;
     }
+    let mut out = String::with_capacity(name.len());
+    let mut last = 0u8;
+    for &b in bytes {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' => out.push(char::from(b.to_ascii_lowercase())),
+            b'-' | b'_' | b'.' if !punct(last) => out.push('-'),
+            b'-' | b'_' | b'.' => {}
+            _ => return None,
+        }
+        last = b;
+    }
+    Some(out)
 }
 
 /// Parses a version leniently: PEP 440 first, then its leading `N(.N)*` part
@@ -40,6 +64,12 @@ mod tests {
     fn names_are_normalized_and_versions_lenient() {
         assert_eq!(normalize_name("Flash_Attn"), "flash-attn");
         assert_eq!(normalize_name("flashinfer.python"), "flashinfer-python");
+        assert_eq!(normalize_name(" Torch__Vision.-x "), "torch-vision-x");
+        assert_eq!(normalize_name(""), "");
+        // not valid names: lowercased as they are
+        assert_eq!(normalize_name("_Private"), "_private");
+        assert_eq!(normalize_name("Name-"), "name-");
+        assert_eq!(normalize_name("Ünï Code"), "Ünï code");
         assert_eq!(
             parse_version("12.4.131").map(|v| v.to_string()),
             Some("12.4.131".into())

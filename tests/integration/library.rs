@@ -42,7 +42,7 @@ fn builtin_library_loads_and_covers_the_taxonomy() {
             s.id
         );
         assert!(!s.examples.no_match.is_empty(), "{}: no near-miss", s.id);
-        assert!(!s.references.is_empty(), "{}: no reference", s.id);
+        assert!(!s.prose.references.is_empty(), "{}: no reference", s.id);
     }
 }
 

@@ -96,8 +96,8 @@ fn readme_binary_size_is_the_release_binarys() {
 #[test]
 fn folded_prose_is_printed_without_a_trailing_newline() {
     for s in crate::util::library().signatures.iter() {
-        let mut prose = vec![("title", s.title.as_str()), ("explain", &s.explain)];
-        for st in &s.remediation {
+        let mut prose = vec![("title", s.title.as_str()), ("explain", &s.prose.explain)];
+        for st in &s.prose.remediation {
             prose.push(("description", &st.description));
             prose.extend(st.when.as_deref().map(|w| ("when", w)));
         }

@@ -354,7 +354,7 @@ fn curl_templates_turn_off_url_globbing() {
     // curl expands `[1-1000000000]` and `{a,b}` in a URL unless `-g` is given
     let lib = crate::util::library();
     for s in &lib.signatures {
-        for step in &s.remediation {
+        for step in &s.prose.remediation {
             let Some(t) = &step.command else { continue };
             let src = &t.source;
             if src.contains("curl ") && src.contains("{{") {

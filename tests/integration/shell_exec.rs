@@ -191,7 +191,7 @@ fn plan(all_forms: bool) -> Plan {
     let mut seen_ref: BTreeMap<(String, String, String), usize> = BTreeMap::new();
     let mut seen_cmd: BTreeSet<(usize, String)> = BTreeSet::new();
     for sig in &lib.signatures {
-        for step in &sig.remediation {
+        for step in &sig.prose.remediation {
             let Some(t) = &step.command else { continue };
             p.templates += 1;
             // the step's condition is not under test: render it whatever the facts

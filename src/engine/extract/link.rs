@@ -7,13 +7,19 @@
 //! follows lives in the signatures (`consequence_of`); extraction only reads the order
 //! the log shows.
 
-use std::sync::LazyLock;
-
 use regex::Regex;
 
 use super::{Failure, FailureKind};
+use crate::engine::normalize::Prebuilt;
 
-static CONSEQUENCE: LazyLock<Regex> = LazyLock::new(|| {
+/// Builds this module's regexes now ([`crate::engine::warm_up_in_background`]).
+pub fn warm_up() {
+    Prebuilt::force(&CONSEQUENCE);
+    Prebuilt::force(&WRAPPER);
+    Prebuilt::force(&VOLATILE);
+}
+
+static CONSEQUENCE: Prebuilt<Regex> = Prebuilt::new(|| {
     #[allow(clippy::expect_used)]
     Regex::new(
         r"(?i)see root cause above|see stack trace for root cause|initialization failed|failed to start|was terminated|died unexpectedly|ChildFailedError|CalledProcessError|returned non-zero exit status|EngineDeadError|EngineCore encountered an issue|worker (?:process )?(?:died|exited)|process group watchdog thread terminated|taking the entire process down|exits with return code|exited with code",
@@ -21,13 +27,13 @@ static CONSEQUENCE: LazyLock<Regex> = LazyLock::new(|| {
     .expect("built-in consequence regex")
 });
 
-static WRAPPER: LazyLock<Regex> = LazyLock::new(|| {
+static WRAPPER: Prebuilt<Regex> = Prebuilt::new(|| {
     #[allow(clippy::expect_used)]
     Regex::new(r"(?i)look up to see its traceback|because of the following error|see root cause above|see stack trace for root cause|see above for")
         .expect("built-in wrapper regex")
 });
 
-static VOLATILE: LazyLock<Regex> = LazyLock::new(|| {
+static VOLATILE: Prebuilt<Regex> = Prebuilt::new(|| {
     #[allow(clippy::expect_used)]
     Regex::new(r"0x[0-9a-fA-F]+|[0-9]+").expect("built-in volatile regex")
 });

@@ -54,6 +54,13 @@ pub use shapes::ChainMarker;
 pub use sites::Site;
 use units::UnitLinks;
 
+/// Builds the shape classifiers' and the cause linker's regexes now
+/// ([`crate::engine::warm_up_in_background`]).
+pub fn warm_up() {
+    link::warm_up();
+    shapes::warm_up();
+}
+
 #[derive(Default)]
 struct StreamState {
     open: Option<Open>,

@@ -6,21 +6,44 @@
 //! signal, a kernel OOM-kill, a systemd exit), not knowledge of particular failures:
 //! that lives in the signatures.
 
-use std::sync::LazyLock;
-
 use aho_corasick::AhoCorasick;
 use regex::Regex;
 
 use super::FailureKind;
-use crate::engine::normalize::{Level, Record};
+use crate::engine::normalize::{Level, Prebuilt, Record};
 
 macro_rules! re {
     ($name:ident, $pat:expr) => {
-        static $name: LazyLock<Regex> = LazyLock::new(|| {
+        static $name: Prebuilt<Regex> = Prebuilt::new(|| {
             #[allow(clippy::expect_used)]
             Regex::new($pat).expect("built-in shape regex")
         });
     };
+}
+
+/// Builds every regex and automaton of this module now, rather than at the first record
+/// that needs it ([`crate::engine::warm_up_in_background`]).
+pub fn warm_up() {
+    Prebuilt::force(&FRAME);
+    Prebuilt::force(&EXC_LINE);
+    Prebuilt::force(&LONE_EXC);
+    Prebuilt::force(&PY_WARNING);
+    Prebuilt::force(&SYSTEMD_FAIL);
+    Prebuilt::force(&OOM_KILL);
+    Prebuilt::force(&SIGNAL);
+    Prebuilt::force(&SHELL_SIGNAL);
+    Prebuilt::force(&ABORT);
+    Prebuilt::force(&KERNEL_REPORT);
+    Prebuilt::force(&NCCL_START);
+    Prebuilt::force(&CUDA_ERR);
+    Prebuilt::force(&SYSTEMD_START);
+    Prebuilt::force(&RESTART_COUNTER);
+    Prebuilt::force(&WHAT);
+    Prebuilt::force(&NCCL_ANY);
+    Prebuilt::force(&COLLAPSED_FRAME);
+    Prebuilt::force(&COLLAPSED_EXC);
+    Prebuilt::force(&ERROR_AC);
+    Prebuilt::force(&MARKER_AC);
 }
 
 re!(FRAME, r#"^\s*File "([^"]*)", line ([0-9]+)(?:, in (.*))?$"#);
@@ -114,7 +137,7 @@ const ERROR_WORDS: &[&str] = &[
     "incompatible",
 ];
 
-static ERROR_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
+static ERROR_AC: Prebuilt<AhoCorasick> = Prebuilt::new(|| {
     #[allow(clippy::expect_used)]
     AhoCorasick::builder()
         .ascii_case_insensitive(true)
@@ -165,7 +188,7 @@ const MARKERS: &[&str] = &[
     "scheduling while atomic",
 ];
 
-static MARKER_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
+static MARKER_AC: Prebuilt<AhoCorasick> = Prebuilt::new(|| {
     #[allow(clippy::expect_used)]
     AhoCorasick::builder()
         .ascii_case_insensitive(true)

@@ -219,6 +219,46 @@ pub struct Record {
 mod bytes;
 mod layers;
 
+/// A value (a regex, an automaton) built on first use, as with a `LazyLock`, except that no
+/// thread ever waits for another's build: one that needs it while another is building it
+/// builds its own and uses it (the first stored is kept; both are built from the same
+/// constants, so they are the same). The engine's own regexes are held this way so that the
+/// warm-up thread ([`crate::engine::warm_up_in_background`]) can build them ahead of the scan
+/// without the scan ever blocking on it: on a machine whose cores are busy, such a wait can
+/// cost a scheduler slice (pinned to one busy core, the scenario journal took 84 ms with
+/// `LazyLock`s against 63 ms without the warm-up thread; 60 ms with these).
+pub struct Prebuilt<T> {
+    cell: std::sync::OnceLock<T>,
+    build: fn() -> T,
+}
+
+impl<T> Prebuilt<T> {
+    pub const fn new(build: fn() -> T) -> Self {
+        Prebuilt {
+            cell: std::sync::OnceLock::new(),
+            build,
+        }
+    }
+
+    /// The value, built now if no thread has stored it yet.
+    pub fn force(this: &Self) -> &T {
+        if let Some(v) = this.cell.get() {
+            return v;
+        }
+        let v = (this.build)();
+        // stores it unless another thread stored its own meanwhile (a move: no build
+        // happens while this holds the cell)
+        this.cell.get_or_init(|| v)
+    }
+}
+
+impl<T> std::ops::Deref for Prebuilt<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        Prebuilt::force(self)
+    }
+}
+
 use layers::{Fields, Layer, ORDER};
 
 /// The unit a systemd line is about (`vllm.service: Main process exited…`).

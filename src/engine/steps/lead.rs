@@ -16,7 +16,7 @@
 //! just above the headline (the lines since the last blank, or the paragraph before the
 //! blank lines that separate it from the headline) and at most [`REACH`] lines up.
 
-use std::sync::LazyLock;
+use crate::engine::normalize::Prebuilt;
 
 use regex::Regex;
 

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::atoms::{self, AtomSet};
 use super::error::{Code, Diagnostic};
-use super::lazy::{could_be_big, LazyExamples, LazyRegex};
+use super::lazy::{could_be_big, Deflated, LazyExamples, LazyRegex};
 use super::model::{self, Category, Severity, SignatureFile, Text};
 use super::template::Template;
 use crate::knowledge::cond::Tree;
@@ -56,6 +56,16 @@ pub struct Step {
     pub condition: Option<crate::knowledge::cond::FactCond>,
 }
 
+/// What a signature says once a diagnosis names it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Prose {
+    pub explain: String,
+    /// Environment-dependent sentences of the explanation.
+    pub explain_env: Vec<(Option<crate::knowledge::cond::FactCond>, String)>,
+    pub remediation: Vec<Step>,
+    pub references: Vec<String>,
+}
+
 /// A signature ready for matching.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Signature {
@@ -73,11 +83,9 @@ pub struct Signature {
     pub cond: Cond,
     /// Any one of these occurs in a failure this signature matches (lowercase).
     pub atoms: AtomSet,
-    pub explain: String,
-    /// Environment-dependent sentences of the explanation.
-    pub explain_env: Vec<(Option<crate::knowledge::cond::FactCond>, String)>,
-    pub remediation: Vec<Step>,
-    pub references: Vec<String>,
+    /// Its explanation, remediation and references (read on first use in a frozen
+    /// library, see [`Deflated`]: only the signatures a diagnosis names need them).
+    pub prose: Deflated<Prose>,
     /// Its examples (read on first use in a frozen library, see [`LazyExamples`]).
     pub examples: LazyExamples,
     /// The file it was loaded from.
@@ -606,10 +614,12 @@ pub fn compile(
             info_evidence: f.info_evidence,
             cond,
             atoms,
-            explain: f.explain.trim().to_string(),
-            explain_env,
-            remediation,
-            references: f.references.clone(),
+            prose: Deflated::new(Prose {
+                explain: f.explain.trim().to_string(),
+                explain_env,
+                remediation,
+                references: f.references.clone(),
+            }),
             examples: LazyExamples::new(f.examples.clone()),
             file: file.to_string(),
             capture_patterns: cx.captures,

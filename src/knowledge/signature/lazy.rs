@@ -21,6 +21,8 @@ use std::sync::OnceLock;
 
 use regex::{Regex, RegexBuilder};
 use regex_syntax::hir::{Class, Hir, HirKind};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 
 use super::atoms::AtomSet;
 use super::model::Examples;
@@ -158,57 +160,63 @@ impl fmt::Debug for LazyRegex {
     }
 }
 
-/// A signature's examples. Compiled from YAML they are held as they are; in a frozen
-/// library ([`crate::knowledge::frozen`]) they are kept as their serialized bytes and
-/// read on first use: a run reads them only for the fuzzy index, `sig test`, `explain` or
-/// `corpus`, and thawing every example log of every signature at start-up was part of what
-/// thawing the embedded library cost (`sig list` 5.5 → 5.1 ms, hyperfine). The bytes are the
-/// build's own ([`LazyExamples`]'s `Serialize`), so reading them back cannot fail short
-/// of a corrupted binary; the frozen library is compared with its YAML by a test.
+/// A signature's examples ([`Deflated`]): a run reads them only for the fuzzy index,
+/// `sig test`, `explain` or `corpus`.
+pub type LazyExamples = Deflated<Examples>;
+
+/// A part of a signature a run seldom reads (its examples; its explanation, remediation
+/// and references, read only for the signatures a diagnosis names). Compiled from YAML it
+/// is held as it is; in a frozen library ([`crate::knowledge::frozen`]) it is kept as its
+/// serialized bytes, deflated, and read on first use. Thawing every example log of every
+/// signature at start-up was part of what thawing the embedded library cost (`sig list`
+/// 5.5 → 5.1 ms, hyperfine); deflated, these parts are a fraction of the binary they were
+/// (issue 32: its size). The bytes are the build's own ([`Deflated`]'s `Serialize`), so
+/// reading them back cannot fail short of a corrupted binary; the frozen library is
+/// compared with its YAML by a test.
 #[derive(Clone, Default)]
-pub struct LazyExamples {
-    value: OnceLock<Examples>,
-    /// The serialized examples, when `value` is yet to be read from them.
+pub struct Deflated<T> {
+    value: OnceLock<T>,
+    /// The serialized value, deflated, when `value` is yet to be read from it.
     frozen: Vec<u8>,
 }
 
-impl LazyExamples {
-    pub fn new(examples: Examples) -> Self {
-        LazyExamples {
-            value: OnceLock::from(examples),
+impl<T> Deflated<T> {
+    pub fn new(value: T) -> Self {
+        Deflated {
+            value: OnceLock::from(value),
             frozen: Vec::new(),
         }
     }
 }
 
-impl Deref for LazyExamples {
-    type Target = Examples;
-    fn deref(&self) -> &Examples {
+impl<T: DeserializeOwned + Default> Deref for Deflated<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
         self.value
-            .get_or_init(|| postcard::from_bytes(&self.frozen).unwrap_or_default())
+            .get_or_init(|| postcard::from_bytes(&inflate(&self.frozen)).unwrap_or_default())
     }
 }
 
-impl fmt::Debug for LazyExamples {
+impl<T: fmt::Debug + DeserializeOwned + Default> fmt::Debug for Deflated<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         (**self).fmt(f)
     }
 }
 
-impl serde::Serialize for LazyExamples {
+impl<T: Serialize + DeserializeOwned + Default> Serialize for Deflated<T> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let bytes = postcard::to_stdvec(&**self).map_err(serde::ser::Error::custom)?;
-        s.serialize_bytes(&bytes)
+        s.serialize_bytes(&deflate(&bytes).map_err(serde::ser::Error::custom)?)
     }
 }
 
-impl<'de> serde::Deserialize<'de> for LazyExamples {
+impl<'de, T> serde::Deserialize<'de> for Deflated<T> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct Bytes;
         impl serde::de::Visitor<'_> for Bytes {
             type Value = Vec<u8>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("serialized examples")
+                f.write_str("a serialized, deflated value")
             }
             fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Vec<u8>, E> {
                 Ok(v.to_vec())
@@ -217,10 +225,28 @@ impl<'de> serde::Deserialize<'de> for LazyExamples {
                 Ok(v)
             }
         }
-        Ok(LazyExamples {
+        Ok(Deflated {
             value: OnceLock::new(),
             frozen: d.deserialize_byte_buf(Bytes)?,
         })
+    }
+}
+
+/// `bytes` deflated (the frozen form of a [`Deflated`]).
+fn deflate(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+    use std::io::Write as _;
+    let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+    z.write_all(bytes)?;
+    z.finish()
+}
+
+/// `bytes` inflated; nothing when they do not inflate (not the build's own bytes).
+fn inflate(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Read as _;
+    let mut out = Vec::new();
+    match flate2::read::DeflateDecoder::new(bytes).read_to_end(&mut out) {
+        Ok(_) => out,
+        Err(_) => Vec::new(),
     }
 }
 
