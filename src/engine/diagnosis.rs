@@ -454,6 +454,11 @@ impl Diagnosis {
     }
 }
 
+/// [`Assembly::follows_a_root`] of a signature.
+fn wrapper(sig: &crate::knowledge::signature::Signature) -> bool {
+    sig.wraps.is_some() || (sig.category == Category::Other && !sig.consequence_of.is_empty())
+}
+
 /// What assembling the causes of one diagnosis reads.
 struct Assembly<'a> {
     lib: &'a Library,
@@ -540,30 +545,29 @@ impl Assembly<'_> {
                 .is_some_and(|s| !s.consequence_of.is_empty())
     }
 
-    /// A signature that names itself a consequence (`consequence_of`): a wrapper, or a
-    /// failure that follows a root (a watchdog taking the process down after a timeout).
-    /// A failure only such signatures matched is still unexplained: its root is elsewhere,
-    /// or in its own lines, unnamed.
+    /// A signature whose cause is elsewhere: a wrapper of no category of its own
+    /// ([`Self::wraps`]), or one whose message carries an inner error (`wraps:`, as a
+    /// watchdog's "terminated with exception: <inner>"), whose own category is only a
+    /// fallback for an inner error nothing names. A failure only such signatures matched
+    /// is still unexplained: its root is in its own lines, unnamed. (A consequence with a
+    /// category of its own, such as an exit code 137, is a cause when its root is absent.)
     fn follows_a_root(&self, s: SigIndex) -> bool {
-        !self.lib.signatures[s].consequence_of.is_empty()
+        wrapper(&self.lib.signatures[s])
     }
 
     /// [`Self::follows_a_root`] of a cause.
     fn consequence(&self, c: &Cause) -> bool {
-        self.lib
-            .get(&c.signature)
-            .is_some_and(|s| !s.consequence_of.is_empty())
+        self.lib.get(&c.signature).is_some_and(wrapper)
     }
 
     /// Adds the inferred cause of a failure nothing explains, when the causes found say
     /// little: every one is `low` (a consequence, a structural fallback) or a wrapper, or
-    /// the first is a consequence (`consequence_of`: its root is not among the causes).
-    /// A failure only consequences matched counts as unexplained (a root in a wrapper's
-    /// own traceback, a timeout before the watchdog's "taking the process down"). It goes
+    /// the first is a wrapper ([`Self::follows_a_root`]: its root is not among the causes).
+    /// A failure only wrappers matched counts as unexplained (a root in a wrapper's own
+    /// traceback, the inner error of a watchdog's exception). It goes
     /// first when `medium` and earliest (a root, not what followed a cause found); else
-    /// before the first consequence (which points at a root elsewhere: this is that root's
-    /// category) when `medium`, printed before it or in its own lines; else last. On the
-    /// knock-out run this took the top-1 category from 280 to 285 of 415.
+    /// before the first wrapper (which points at a root elsewhere: this is that root's
+    /// category) when `medium`, printed before it or in its own lines; else last.
     fn add_inferred(&self, causes: &mut Vec<Cause>, top: usize) {
         let say_little = causes
             .iter()
@@ -572,7 +576,7 @@ impl Assembly<'_> {
             return;
         }
         // failures a signature matched (a benign one, a consequence folded under another)
-        // are not what nothing explains, unless only consequences matched them
+        // are not what nothing explains, unless only wrappers matched them
         let explained: Vec<FailureId> = self
             .ranked
             .iter()
