@@ -298,7 +298,7 @@ static LIB: LazyLock<Library> =
 static TARGETS: LazyLock<Vec<Target>> = LazyLock::new(|| {
     let mut out = Vec::new();
     for (si, sig) in LIB.signatures.indexed() {
-        for step in &sig.remediation {
+        for step in &sig.prose.remediation {
             let Some(t) = &step.command else { continue };
             let mut vars: Vec<String> = Vec::new();
             for v in t.variables() {
