@@ -454,7 +454,12 @@ impl Diagnosis {
     }
 }
 
-/// [`Assembly::follows_a_root`] of a signature.
+/// A signature whose cause is elsewhere: a wrapper of no category of its own
+/// ([`Assembly::wraps`]), or one whose message carries an inner error (`wraps:`, as a
+/// watchdog's "terminated with exception: <inner>"), whose own category is only a
+/// fallback for an inner error nothing names. A failure only such signatures matched is
+/// still unexplained: its root is in its own lines, unnamed. (A consequence with a
+/// category of its own, such as an exit code 137, is a cause when its root is absent.)
 fn wrapper(sig: &crate::knowledge::signature::Signature) -> bool {
     sig.wraps.is_some() || (sig.category == Category::Other && !sig.consequence_of.is_empty())
 }
@@ -545,24 +550,14 @@ impl Assembly<'_> {
                 .is_some_and(|s| !s.consequence_of.is_empty())
     }
 
-    /// A signature whose cause is elsewhere: a wrapper of no category of its own
-    /// ([`Self::wraps`]), or one whose message carries an inner error (`wraps:`, as a
-    /// watchdog's "terminated with exception: <inner>"), whose own category is only a
-    /// fallback for an inner error nothing names. A failure only such signatures matched
-    /// is still unexplained: its root is in its own lines, unnamed. (A consequence with a
-    /// category of its own, such as an exit code 137, is a cause when its root is absent.)
-    fn follows_a_root(&self, s: SigIndex) -> bool {
-        wrapper(&self.lib.signatures[s])
-    }
-
-    /// [`Self::follows_a_root`] of a cause.
-    fn consequence(&self, c: &Cause) -> bool {
+    /// [`wrapper`] of a cause.
+    fn wrapper_cause(&self, c: &Cause) -> bool {
         self.lib.get(&c.signature).is_some_and(wrapper)
     }
 
     /// Adds the inferred cause of a failure nothing explains, when the causes found say
     /// little: every one is `low` (a consequence, a structural fallback) or a wrapper, or
-    /// the first is a wrapper ([`Self::follows_a_root`]: its root is not among the causes).
+    /// the first is a wrapper ([`wrapper`]: its root is not among the causes).
     /// A failure only wrappers matched counts as unexplained (a root in a wrapper's own
     /// traceback, the inner error of a watchdog's exception). It goes
     /// first when `medium` and earliest (a root, not what followed a cause found); else
@@ -572,7 +567,7 @@ impl Assembly<'_> {
         let say_little = causes
             .iter()
             .all(|c| c.confidence == Confidence::Low || self.wraps(c));
-        if !say_little && !causes.first().is_some_and(|c| self.consequence(c)) {
+        if !say_little && !causes.first().is_some_and(|c| self.wrapper_cause(c)) {
             return;
         }
         // failures a signature matched (a benign one, a consequence folded under another)
@@ -580,7 +575,7 @@ impl Assembly<'_> {
         let explained: Vec<FailureId> = self
             .ranked
             .iter()
-            .filter(|r| !self.follows_a_root(r.signature))
+            .filter(|r| !wrapper(&self.lib.signatures[r.signature]))
             .flat_map(|r| r.failures.iter().copied())
             .collect();
         let Some(i) = crate::engine::infer::infer(self.lib, self.x, &explained) else {
@@ -595,7 +590,7 @@ impl Assembly<'_> {
             causes
                 .iter()
                 .position(|c| {
-                    self.consequence(c)
+                    self.wrapper_cause(c)
                         && (i.confidence == Confidence::Medium
                             || before(c)
                             || c.failures.contains(&i.failure))
