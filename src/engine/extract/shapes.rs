@@ -389,10 +389,40 @@ pub fn restart_counter(msg: &str) -> Option<u32> {
         .and_then(|c| c[1].parse().ok())
 }
 
+/// A native backtrace's frame line, which names a function, not a failure — even when
+/// the function is `c10::Error::Error` or `__assert_fail`: PyTorch's C++ backtrace
+/// (`c10::get_backtrace`, c10/util/Backtrace.cpp: `frame #3: c10d::ProcessGroupNCCL::
+/// watchdogHandler() + 0x222 (0x7fe7… in …/libtorch_cuda.so)`) and gdb's (`#4  0x00007f…
+/// in raise () from …/libc.so.6`). Under an abort, the abort's block absorbs them; printed
+/// before it (two streams interleaved, a paste in another order) they were error lines,
+/// and the inferred cause read a frame's C++ type names as the failure's words.
+pub fn native_frame(msg: &str) -> bool {
+    let t = msg.trim_start();
+    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
+    if let Some(rest) = t.strip_prefix("frame #") {
+        let n = digits(rest);
+        return n > 0 && rest[n..].starts_with(": ");
+    }
+    if let Some(rest) = t.strip_prefix('#') {
+        let n = digits(rest);
+        let after = rest[n..].trim_start();
+        // gdb puts spaces between the frame number and the address
+        if n == 0 || after.len() == rest.len() - n {
+            return false;
+        }
+        let Some(hex) = after.strip_prefix("0x") else {
+            return false;
+        };
+        let h = hex.bytes().take_while(u8::is_ascii_hexdigit).count();
+        return h > 0 && hex[h..].starts_with(" in ");
+    }
+    false
+}
+
 /// Classifies a record that no open block absorbed.
 pub fn classify(rec: &Record) -> Option<FailureKind> {
     let m = rec.message.as_str();
-    if m.trim().is_empty() {
+    if m.trim().is_empty() || native_frame(m) {
         return None;
     }
     let leveled = matches!(rec.level, Some(l) if l >= Level::Warning);
@@ -512,6 +542,15 @@ mod tests {
         );
         assert_eq!(kind("(EngineCore_DP0 pid=344) INFO 01-07 02:47:28 [tpu_platform.py:60] Cannot use None backend on TPU."), None);
         assert_eq!(kind("all good here"), None);
+        // a native backtrace's frames name functions: corpus/megatron-hang-timeout-reduce-
+        // scatter-watchdog (PyTorch's, printed before its abort); gdb's, constructed in its
+        // format; a line that only starts with `#` and a number is not one
+        assert_eq!(kind("frame #0: c10::Error::Error(c10::SourceLocation, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >) + 0x99 (0x7fe76ab98969 in /usr/local/lib/python3.10/dist-packages/torch/lib/libc10.so)"), None);
+        assert_eq!(
+            kind("#3  0x00007ffff7a2a7fc in __assert_fail () from /lib/x86_64-linux-gnu/libc.so.6"),
+            None
+        );
+        assert_eq!(kind("#3 error: build failed"), Some(ErrorLine));
         // the kernel's reports: corpus/llamafactory-host-oom-kernel-soft-lockup-zero3-save,
         // corpus/k8s-device-plugin-hang-timeout-nvc-driver-hung-task (also as a syslog line
         // whose `INFO:` a reader peels as a level: constructed from the same report)
