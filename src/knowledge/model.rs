@@ -277,7 +277,7 @@ impl Model {
     /// Counting is sorting: every (feature, class) pair of every document, sorted, gives
     /// the rows as runs; every (feature, unit) pair, sorted and deduplicated, the units'
     /// feature sets and each feature's document frequency. (Nested ordered maps did the
-    /// same with an allocation per entry: two thirds of a knock-out run's time, which
+    /// same with an allocation per entry: a third of a knock-out run's time, which
     /// trains a model for each of its ~350 folds.)
     pub fn train_featured(docs: &[Featured<'_>]) -> Model {
         let classes: Vec<String> = docs

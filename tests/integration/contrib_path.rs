@@ -338,7 +338,7 @@ fn edited(draft: &str) -> String {
 /// test`, `corpus run --baseline`, `corpus run --metamorphic --baseline`) and `corpus
 /// bless --check` (every derived file current, as `cargo test` checks them).
 #[test]
-#[ignore = "heavy (the bless and the gates: about 20 s of CPU): cargo test --release -- --ignored"]
+#[ignore = "heavy (the bless and the gates: about 50 s of CPU): cargo test --release -- --ignored"]
 fn the_contributor_path_ends_green_on_a_fresh_signature() {
     let tmp = tempfile::tempdir().expect("tmp");
     let root = tmp.path();

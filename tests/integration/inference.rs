@@ -260,7 +260,7 @@ fn the_build_froze_the_committed_calibration_into_the_model() {
 }
 
 #[test]
-#[ignore = "heavy (a whole knock-out run, about 10 s of CPU): cargo test --release -- --ignored"]
+#[ignore = "heavy (a whole knock-out run, about 40 s of CPU): cargo test --release -- --ignored"]
 fn the_committed_calibration_is_the_fit_of_this_knock_out_run() {
     let lib = library();
     let incidents = crashdoc::corpus::load_dir(&repo("corpus")).expect("the corpus");
