@@ -80,6 +80,11 @@ set!(STATING_SET, STATING);
 const STEP_START: &str = r"^(?:\$ \S|##\[group\]Run |section_start:)";
 re!(STEP_START_RE, STEP_START);
 
+/// A shell's `set -x` trace of a script's own `exit` with a failing status (bash and
+/// POSIX sh print each command after `PS4`, `+ ` by default).
+const SCRIPT_EXIT: &str = r"^\+ exit [1-9][0-9]*$";
+re!(SCRIPT_EXIT_RE, SCRIPT_EXIT);
+
 /// Lines a tool prints after the real error, saying only that something failed: never the
 /// headline while a more specific line is in the step.
 const GENERIC: &[&str] = &[
@@ -324,6 +329,8 @@ pub enum Class {
     Stating,
     /// A CI step starts.
     StepStart,
+    /// A shell script traced by `set -x` exits with a failing status: `+ exit 1`.
+    ScriptExit,
     /// The details of a failure follow.
     Header,
     /// A failure stated in a tool's standard shape.
@@ -353,7 +360,7 @@ impl Class {
             Class::Specific => Some(2),
             Class::Weak => Some(1),
             Class::Generic => Some(0),
-            Class::Terminal | Class::Stating | Class::StepStart => None,
+            Class::Terminal | Class::Stating | Class::StepStart | Class::ScriptExit => None,
         }
     }
 }
@@ -457,6 +464,9 @@ fn classify_gated(message: &str, level: Option<Level>) -> Option<Class> {
     if STEP_START_RE.is_match(t) {
         return Some(Class::StepStart);
     }
+    if SCRIPT_EXIT_RE.is_match(t) {
+        return Some(Class::ScriptExit);
+    }
     if HEADER_RE.is_match(t) {
         return Some(Class::Header);
     }
@@ -491,6 +501,9 @@ pub struct LineShape {
     pub indented: bool,
     /// A continuation a stack or a compiler prints under an error (`at …`, `|`, `^`, `-->`).
     pub continuation: bool,
+    /// GitHub Actions starts a step: `##[group]Run …`. Read from the raw line, as the
+    /// pipeline peels the runner's `##[group]` marker off the message the tracker sees.
+    pub step: bool,
 }
 
 impl LineShape {
@@ -518,6 +531,7 @@ impl LineShape {
             blank,
             indented,
             continuation,
+            step: rest.starts_with(b"##[group]Run "),
         }
     }
 }
@@ -550,6 +564,17 @@ fn skip_timestamp(b: &[u8]) -> &[u8] {
         None => &[],
         Some(_) => b,
     }
+}
+
+/// The command of a shell's `set -x` trace line (`+ cmd`, `++ cmd` in a substitution),
+/// read past a CI runner's timestamp and escape sequences; `None` for any other line.
+fn traced(raw: &[u8]) -> Option<&[u8]> {
+    let b = skip_escapes(skip_timestamp(raw));
+    let pluses = b.iter().take_while(|&&c| c == b'+').count();
+    (pluses > 0)
+        .then(|| b.get(pluses..))
+        .flatten()
+        .and_then(|rest| rest.strip_prefix(b" "))
 }
 
 /// The bytes after the escape sequences a line starts with.
@@ -603,6 +628,28 @@ impl Recent {
     /// before the blank lines.
     fn above(&self) -> Vec<(usize, String)> {
         self.above_last(MAX_BEFORE)
+    }
+
+    /// What a traced script printed since its last traced command other than `echo` or
+    /// `printf`, from the first line it printed to the end of the paragraph (the traced
+    /// `echo`s between its lines included); nothing when it printed nothing.
+    fn script_said(&self) -> Vec<(usize, String)> {
+        let para = if self.current.is_empty() {
+            &self.previous
+        } else {
+            &self.current
+        };
+        let mut first = None;
+        for (i, (_, b)) in para.iter().enumerate().rev() {
+            match traced(b) {
+                None => first = Some(i),
+                Some(cmd) if cmd.starts_with(b"echo") || cmd.starts_with(b"printf") => {}
+                Some(_) => break,
+            }
+        }
+        first.map_or_else(Vec::new, |i| {
+            para.iter().skip(i).map(|(l, b)| (*l, shown(b))).collect()
+        })
     }
 
     /// The last `n` lines of [`Recent::above`]'s paragraph.
@@ -689,6 +736,11 @@ pub struct Steps {
     terminal: Option<usize>,
     /// One track per strength (generic, weak, specific, stated, verdict, header).
     tracks: [Option<Track>; 6],
+    /// Per strength, the first track of the steps before the current one: when no runner
+    /// says which step failed (no terminal line) and the last step printed no error line,
+    /// the failing block is read over them (a GitHub Actions step that failed without a
+    /// status line, followed by the job's clean-up steps).
+    earlier: [Option<Track>; 6],
     terminal_text: Option<String>,
     /// The paragraph above the terminal line: where a step that printed no error line
     /// said why it failed.
@@ -750,7 +802,13 @@ impl Steps {
         hash: u64,
         raw: &[u8],
     ) {
+        let class = if shape.step {
+            Some(Class::StepStart)
+        } else {
+            class
+        };
         match class {
+            Some(Class::ScriptExit) if self.script_exit(line, raw) => return,
             Some(c @ (Class::Terminal | Class::Stating)) => {
                 self.terminal = Some(line);
                 self.terminal_text = Some(shown(raw));
@@ -763,6 +821,11 @@ impl Steps {
             }
             Some(Class::StepStart) => {
                 self.step_start = line;
+                for (kept, t) in self.earlier.iter_mut().zip(&mut self.tracks) {
+                    if kept.is_none() {
+                        *kept = t.take();
+                    }
+                }
                 self.tracks = Default::default();
                 self.recent.clear();
                 return;
@@ -788,6 +851,22 @@ impl Steps {
         self.recent.push(line, shape, raw);
     }
 
+    /// A shell script traced by `set -x` exits with a failing status (`+ exit 1`) after
+    /// printing why: the lines it printed since its last traced command other than
+    /// `echo`/`printf` are the failure, as a runner's stated reason is ([`STATING`]).
+    /// Nothing when it printed nothing: the exit is then an ordinary line.
+    fn script_exit(&mut self, line: usize, raw: &[u8]) -> bool {
+        let said = self.recent.script_said();
+        if said.is_empty() {
+            return false;
+        }
+        self.terminal = Some(line);
+        self.terminal_text = Some(shown(raw));
+        self.stating = true;
+        self.terminal_before = said;
+        true
+    }
+
     /// The failing block: the first cluster of the strongest kind in the failing step
     /// (the step a CI runner said failed, or the log's last step) — for a generic summary,
     /// from the paragraph above it —, else the line that ended the step (with the
@@ -802,8 +881,17 @@ impl Steps {
         };
         // a runner that said why the job ended outranks error words and summaries
         let weakest = if self.stating { 2 } else { 0 };
-        let strongest = self.tracks.get(weakest..).unwrap_or_default();
-        if let Some(t) = strongest.iter().rev().flatten().next() {
+        let strongest = |tracks: &'_ [Option<Track>]| {
+            let t = tracks.get(weakest..).unwrap_or_default();
+            t.iter().rev().flatten().next().cloned()
+        };
+        let found = strongest(&self.tracks).or_else(|| {
+            self.terminal
+                .is_none()
+                .then(|| strongest(&self.earlier))
+                .flatten()
+        });
+        if let Some(t) = found {
             let start = t
                 .before
                 .first()

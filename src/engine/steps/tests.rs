@@ -448,3 +448,90 @@ fn the_memo_answers_what_classify_answers_through_repeats_and_evictions() {
         }
     }
 }
+
+#[test]
+fn a_traced_script_s_failing_exit_says_why_in_the_lines_it_printed() {
+    // bash `set -x`: a check, the messages the script echoes, its exit; an error word
+    // earlier in the step (a report upload that failed and went on) is not the failure
+    let log = "Failed to upload the test reports: access denied\nreal\t1m2.000s\n+ git status --porcelain\n+ [[ -n ?? build/ ]]\n+ echo 'Build left the checkout dirty'\nBuild left the checkout dirty\n+ echo '?? build/'\n?? build/\n+ exit 1\n+ cleanup\n";
+    assert_eq!(block(log), Some((6, 9)));
+    // the same under a CI runner's timestamps
+    let stamped: String = log
+        .lines()
+        .map(|l| format!("2026-07-30T02:41:07.7687643Z {l}\n"))
+        .collect();
+    let mut s = Steps::new();
+    for (i, l) in stamped.lines().enumerate() {
+        let message = l.split_once(' ').map_or(l, |(_, m)| m);
+        s.line(
+            i + 1,
+            LineShape::of(l.as_bytes()),
+            message,
+            None,
+            l.as_bytes(),
+        );
+    }
+    assert_eq!(s.block().map(|b| (b.start, b.end)), Some((6, 9)));
+    // an exit the script printed nothing before is an ordinary line of the paragraph
+    let log = "error: tests failed\n+ [[ 1 -ne 0 ]]\n+ exit 1\n";
+    assert_eq!(block(log), Some((1, 3)));
+    // a failure stated in a tool's shape still comes first
+    let log = "src/a.c:3:1: error: expected ';'\n+ echo 'build failed'\nbuild failed\n+ exit 2\n";
+    assert_eq!(block(log), Some((1, 3)));
+}
+
+#[test]
+fn a_github_actions_step_starts_at_its_group_marker_under_a_timestamp() {
+    // the pipeline peels `##[group]` off the message: the step start is read from the raw line
+    let raw = [
+        "2026-07-30T07:22:18.0000000Z ##[group]Run ./setup.sh",
+        "2026-07-30T07:22:18.1000000Z error: setup failed",
+        "2026-07-30T07:22:18.2000000Z ##[group]Run ./build.sh",
+        "2026-07-30T07:22:18.3000000Z compiling",
+        "2026-07-30T07:22:18.4000000Z Build stopped, retrying failed",
+        "2026-07-30T07:22:18.5000000Z ##[error]Process completed with exit code 1.",
+    ];
+    let mut s = Steps::new();
+    for (i, l) in raw.iter().enumerate() {
+        let message = l.split_once(' ').map_or(*l, |(_, m)| m);
+        let message = message.strip_prefix("##[group]").unwrap_or(message);
+        let message = message.strip_prefix("##[error]").unwrap_or(message);
+        s.line(
+            i + 1,
+            LineShape::of(l.as_bytes()),
+            message,
+            None,
+            l.as_bytes(),
+        );
+    }
+    let b = s.block();
+    assert_eq!(
+        b.as_ref().map(|b| (b.start, b.end, b.step_start)),
+        Some((5, 5, 3))
+    );
+}
+
+#[test]
+fn with_no_runner_status_a_step_that_failed_before_clean_up_steps_holds_the_block() {
+    // a GitHub Actions step's own `##[error]` (peeled to the message), then a clean-up step
+    // that printed nothing wrong: the failure is in the earlier step
+    let raw = [
+        "2026-07-30T07:22:18.0000000Z ##[group]Run upload",
+        "2026-07-30T07:22:18.1000000Z Error uploading logs.zip",
+        "2026-07-30T07:22:18.2000000Z ##[group]Run cleanup",
+        "2026-07-30T07:22:18.3000000Z removing files",
+    ];
+    let mut s = Steps::new();
+    for (i, l) in raw.iter().enumerate() {
+        let message = l.split_once(' ').map_or(*l, |(_, m)| m);
+        let message = message.strip_prefix("##[group]").unwrap_or(message);
+        s.line(
+            i + 1,
+            LineShape::of(l.as_bytes()),
+            message,
+            None,
+            l.as_bytes(),
+        );
+    }
+    assert_eq!(s.block().map(|b| (b.start, b.end)), Some((2, 2)));
+}
