@@ -593,7 +593,7 @@ impl Assembly<'_> {
                     self.wrapper_cause(c)
                         && (i.confidence == Confidence::Medium
                             || before(c)
-                            || c.failures.contains(&i.failure))
+                            || i.failure.is_some_and(|f| c.failures.contains(&f)))
                 })
                 .unwrap_or(causes.len())
         };
@@ -608,7 +608,7 @@ impl Assembly<'_> {
     /// guide as its explanation and checks.
     fn inferred(&self, i: &crate::engine::infer::Inference) -> Cause {
         let guide = self.lib.guide(i.category);
-        let f = self.by_id.get(&i.failure);
+        let f = i.failure.and_then(|id| self.by_id.get(&id));
         let what = guide.map_or_else(|| i.category.as_str().to_string(), |g| g.title.clone());
         let (none, no_patterns) = (BTreeMap::new(), BTreeMap::new());
         Cause {
@@ -644,7 +644,7 @@ impl Assembly<'_> {
             crash_site: f.and_then(|f| f.crash_site.clone()),
             raise_site: f.and_then(|f| f.raise_site.clone()),
             importing: f.and_then(|f| f.importing.clone()),
-            failures: vec![i.failure],
+            failures: i.failure.into_iter().collect(),
             spread: Vec::new(),
         }
     }

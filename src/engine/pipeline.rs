@@ -5,7 +5,7 @@
 //! merged under the facts given with [`Engine::with_facts`] (`--env` files win).
 
 use crate::engine::diagnosis::{BuildOptions, Diagnosis};
-use crate::engine::extract::{ExtractOptions, Extraction, Extractor, Shape};
+use crate::engine::extract::{ExtractOptions, Extraction, Extractor, Paste, Shape};
 use crate::engine::ingest::{IngestError, LineReader, RawLine};
 use crate::engine::matcher::{Compiled, EngineKind, Matcher, Matches, Prefilter};
 use crate::engine::normalize::{self, Level};
@@ -52,6 +52,8 @@ struct PassState {
     m: Matches,
     scan: Scanner,
     matching: bool,
+    /// The input, while it may be a short paste ([`Extraction::paste`]).
+    paste: Paste,
 }
 
 /// Lines after which an input is long enough to be worth a second thread.
@@ -292,6 +294,7 @@ impl<'c> Engine<'c> {
             m: Matches::default(),
             scan: Scanner::new(&format!("{} (log)", reader.name())),
             matching,
+            paste: Paste::default(),
         };
         // lines a terminal or a paste cut at a fixed width are read as the line they were
         let reader = &mut Rejoiner::new(reader);
@@ -307,8 +310,11 @@ impl<'c> Engine<'c> {
             } else {
                 None
             };
+            st.paste
+                .push(number, || crate::engine::ingest::clean_text(raw.bytes));
             self.line(raw, pre, &mut st);
             if self.fast && number >= self.parallel_after {
+                st.paste.end();
                 parallel = true;
                 break;
             }
@@ -321,10 +327,12 @@ impl<'c> Engine<'c> {
             mut m,
             scan,
             steps,
+            paste,
             ..
         } = st;
         let mut x = x.finish();
         x.failing_block = steps.block();
+        x.paste = paste.finish();
         x.lines = x.lines.max(reader.physical_lines());
         let mut facts = scan.finish();
         facts.merge(self.given.clone());

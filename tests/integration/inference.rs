@@ -46,6 +46,21 @@ fn a_failure_no_signature_names_gets_an_inferred_category_with_its_guide() {
     assert!(!top.evidence.is_empty());
 }
 
+/// A short paste in which no failure shape is found (two DeepSpeed log lines: memory
+/// use at 84.6 %, then the launcher killing its subprocess) is read whole by the model:
+/// a `low` inferred cause tied to no failure, its evidence the paste's first line.
+#[test]
+fn a_short_paste_with_no_failure_shape_is_read_whole_at_low() {
+    let d = diagnose("deepspeed-host-oom-zero-offload-killing-subprocess");
+    assert!(d.failures.is_empty(), "no failure shape in this paste");
+    let top = d.causes.first().expect("an inferred cause");
+    assert_eq!(top.layer.as_deref(), Some("inferred"), "{}", top.signature);
+    assert_eq!(top.category, Category::HostOom);
+    assert_eq!(top.confidence, Confidence::Low);
+    assert!(top.failures.is_empty());
+    assert_eq!(top.evidence.first().map(|e| e.line), Some(1));
+}
+
 /// Healthy logs get no inferred cause from the error lines a healthy run prints.
 #[test]
 fn a_healthy_log_with_routine_error_lines_gets_no_inferred_cause() {

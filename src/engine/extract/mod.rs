@@ -46,7 +46,7 @@ pub use crate::knowledge::failure_kind::FailureKind;
 use block::{could_open, Open, State, Step};
 pub use model::{
     Attempt, BlockLine, ExceptionInfo, ExtractOptions, Extraction, Failure, FailureId, Frame,
-    Occurrence, MAX_BLOCK_LINES, MAX_CHAIN, MAX_FAILURES, MAX_FAILURE_TEXT, MAX_FRAMES,
+    Occurrence, Paste, MAX_BLOCK_LINES, MAX_CHAIN, MAX_FAILURES, MAX_FAILURE_TEXT, MAX_FRAMES,
     MAX_MESSAGE_LINES, MAX_OCCURRENCES, MAX_TOTAL_OCCURRENCES,
 };
 pub use repeats::Shape;
@@ -549,6 +549,7 @@ impl Extractor {
             evicted_streams: self.evicted,
             failing_block: None,
             pid_units: self.links.pid_units(),
+            paste: Vec::new(),
         }
     }
 }

@@ -195,6 +195,59 @@ pub struct Extraction {
     pub failing_block: Option<crate::engine::steps::Block>,
     /// The pids the log places in a unit.
     pub pid_units: std::collections::BTreeMap<u32, String>,
+    /// The whole input when it is a short paste ([`PASTE_LINES`] lines that hold
+    /// something, at most, in [`PASTE_PHYSICAL`] lines): its lines (number, text), for
+    /// inference to read when no failure shape was found in it (a message pasted alone).
+    pub paste: Vec<(usize, String)>,
+}
+
+/// Lines holding something that a short paste has at most.
+pub const PASTE_LINES: usize = 5;
+/// Physical lines a short paste has at most.
+pub const PASTE_PHYSICAL: usize = 20;
+
+/// Collects [`Extraction::paste`] as the lines go by: a few lines kept, then nothing
+/// once the input is longer than a paste.
+#[derive(Debug, Default)]
+pub struct Paste {
+    lines: Vec<(usize, String)>,
+    over: bool,
+}
+
+impl Paste {
+    /// The next physical line (`text`: its text, escape sequences removed).
+    pub fn push(&mut self, number: usize, text: impl FnOnce() -> String) {
+        if self.over {
+            return;
+        }
+        if number > PASTE_PHYSICAL {
+            self.end();
+            return;
+        }
+        let text = text();
+        if text.trim().is_empty() {
+            return;
+        }
+        if self.lines.len() == PASTE_LINES {
+            self.end();
+            return;
+        }
+        self.lines.push((number, text));
+    }
+
+    /// The input is longer than a paste (or read in a way that does not show every line).
+    pub fn end(&mut self) {
+        self.over = true;
+        self.lines = Vec::new();
+    }
+
+    pub fn finish(self) -> Vec<(usize, String)> {
+        if self.over {
+            Vec::new()
+        } else {
+            self.lines
+        }
+    }
 }
 
 impl Extraction {
