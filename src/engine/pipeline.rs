@@ -286,8 +286,9 @@ impl<'c> Engine<'c> {
         reader: &mut LineReader,
         matching: bool,
     ) -> Result<(Extraction, Matches, Facts), IngestError> {
+        let x = Extractor::new(self.extract_options());
         let mut st = PassState {
-            x: Extractor::new(self.extract_options()),
+            x: if self.fast { x.with_replay() } else { x },
             steps: Steps::new(),
             m: Matches::default(),
             scan: Scanner::new(&format!("{} (log)", reader.name())),
@@ -352,6 +353,21 @@ impl<'c> Engine<'c> {
                     }
                 }
                 st.x.skip_hashed(number, q.worker);
+                return;
+            }
+        }
+        if self.fast {
+            // a line of a block this attempt already reassembled, repeated, is noted
+            // ([`crate::engine::extract`]'s `replay`)
+            if let Some(rec) = raw
+                .clean()
+                .and_then(|t| st.x.replay(t, number, raw.truncated))
+            {
+                st.scan.push(number, &rec.message);
+                if let Some(line_shape) = line_shape {
+                    st.steps
+                        .line(number, line_shape, &rec.message, rec.level, raw.bytes);
+                }
                 return;
             }
         }
