@@ -90,6 +90,8 @@ struct Known {
     closers: Vec<String>,
     /// Index of the failure it was merged into (`Extractor::closed`).
     at: usize,
+    /// The id of its first record ([`Extractor::replay`]); the next ones follow.
+    id: usize,
 }
 
 /// The known blocks of this attempt.
@@ -101,6 +103,8 @@ pub(super) struct Memo {
     /// Hash of any known line's raw text → a known block holding it (for its stream).
     texts: HashMap<u64, usize, Prehash>,
     bytes: usize,
+    /// The id the next known record gets: never reused in one input.
+    next_id: usize,
 }
 
 impl Memo {
@@ -199,6 +203,8 @@ impl Extractor {
         for r in &trail.records {
             memo.texts.entry(text_hash(&r.raw)).or_insert(k);
         }
+        let id = memo.next_id;
+        memo.next_id += trail.records.len();
         let workers = trail
             .records
             .iter()
@@ -211,13 +217,21 @@ impl Extractor {
             start,
             closers: vec![closer.raw.clone()],
             at,
+            id,
         });
     }
 
     /// Takes line `line` (clean text `text`, `truncated` bytes cut by ingest) into a
     /// replay when it continues or starts one, and returns its record (the known one:
-    /// equal but for the line number). `None`: the caller takes the full path.
-    pub fn replay(&mut self, text: &str, line: usize, truncated: usize) -> Option<&Record> {
+    /// equal but for the line number) and the record's id: the same id, in one input,
+    /// is the same record, so that the caller may keep what it derives from it.
+    /// `None`: the caller takes the full path.
+    pub fn replay(
+        &mut self,
+        text: &str,
+        line: usize,
+        truncated: usize,
+    ) -> Option<(&Record, usize)> {
         if self.memo.known.is_empty() {
             return None;
         }
@@ -241,7 +255,8 @@ impl Extractor {
                 st.touched = self.tick;
                 let (k, worker) = (cur.known, kn.workers[next]);
                 self.note_replayed(line, worker);
-                return Some(&self.memo.known[k].records[next]);
+                let kn = &self.memo.known[k];
+                return Some((&kn.records[next], kn.id + next));
             }
             // complete, and closed by a line that closed it before
             if cur.lines[0].0 < self.closed[kn.at].first.line {
@@ -265,7 +280,7 @@ impl Extractor {
         text: &str,
         line: usize,
         truncated: usize,
-    ) -> Option<&Record> {
+    ) -> Option<(&Record, usize)> {
         let k = self
             .memo
             .starts
@@ -289,7 +304,8 @@ impl Extractor {
             self.evict_oldest();
         }
         self.note_replayed(line, self.memo.known[k].workers[0]);
-        Some(&self.memo.known[k].records[0])
+        let kn = &self.memo.known[k];
+        Some((&kn.records[0], kn.id))
     }
 
     /// What `push` notes of every line: the line count, the attempt's last line, the
