@@ -29,7 +29,9 @@ use crate::knowledge::rules::Rules;
 /// continue a failure nor match a signature (the prefilter reads messages only): it is
 /// counted and skipped. Every other line becomes a record: built from the view when
 /// there is one (the same record, without running the layer parsers again), normalized
-/// otherwise. The brute-force engine never skips.
+/// otherwise. A line that repeats a block extraction already reassembled on its stream
+/// is noted, not rebuilt ([`Extractor::replay`]). The brute-force engine never skips
+/// nor replays.
 pub struct Engine<'c> {
     matcher: Matcher<'c>,
     /// Whether the fast path runs (not for the brute-force engine).

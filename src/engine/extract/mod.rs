@@ -28,8 +28,10 @@
 //! limits); `block` is the machine that reads one block line by line; this module is the
 //! [`Extractor`] that keeps the streams, the attempts, the merged failures and their
 //! store; [`shapes`] says what a line is, `sites` where a failure was raised, `link`
-//! which failure follows from which, `units` which systemd unit wrote it, and `repeats`
-//! counts a one-line failure's repeats without extracting them again.
+//! which failure follows from which, `units` which systemd unit wrote it, `repeats`
+//! counts a one-line failure's repeats without extracting them again, and `replay` a
+//! multi-line block's (a traceback repeated per rank and per restart) once the full path
+//! has reassembled it (its docs say why the result is the same).
 
 mod block;
 mod link;
