@@ -8,10 +8,10 @@ use crate::engine::diagnosis::{BuildOptions, Diagnosis};
 use crate::engine::extract::{ExtractOptions, Extraction, Extractor, Paste, Shape};
 use crate::engine::ingest::{IngestError, LineReader, RawLine};
 use crate::engine::matcher::{Compiled, EngineKind, Matcher, Matches, Prefilter};
-use crate::engine::normalize::{self, Level};
+use crate::engine::normalize::{self, Level, Record};
 use crate::engine::rank;
 use crate::engine::rejoin::Rejoiner;
-use crate::engine::steps::{LineShape, Steps};
+use crate::engine::steps::{LineRead, LineShape, Steps};
 use crate::env::{Facts, Scanner};
 use crate::knowledge::rules::Rules;
 
@@ -29,7 +29,9 @@ use crate::knowledge::rules::Rules;
 /// continue a failure nor match a signature (the prefilter reads messages only): it is
 /// counted and skipped. Every other line becomes a record: built from the view when
 /// there is one (the same record, without running the layer parsers again), normalized
-/// otherwise. The brute-force engine never skips.
+/// otherwise. A line that repeats a block extraction already reassembled on its stream
+/// is noted, not rebuilt ([`Extractor::replay`]). The brute-force engine never skips
+/// nor replays.
 pub struct Engine<'c> {
     matcher: Matcher<'c>,
     /// Whether the fast path runs (not for the brute-force engine).
@@ -54,6 +56,38 @@ struct PassState {
     matching: bool,
     /// The input, while it may be a short paste ([`Extraction::paste`]).
     paste: Paste,
+    /// What was read of the replayed records seen last ([`Replayed`]).
+    replayed: Replayed,
+}
+
+/// Slots of [`Replayed`].
+const REPLAYED_SLOTS: usize = 4096;
+
+/// What the pass read of a replayed record's message (by the record's id, which names
+/// one record in one input: [`Extractor::replay`]): its step reading ([`Steps::read`])
+/// and whether the environment scanner could read it ([`Scanner::may_read`]), both
+/// functions of the message and level alone. Direct-mapped, the id kept and compared.
+#[derive(Default)]
+struct Replayed {
+    slots: Vec<Option<(usize, LineRead, bool)>>,
+}
+
+impl Replayed {
+    fn get(&mut self, id: usize, steps: &mut Steps, rec: &Record) -> (LineRead, bool) {
+        if self.slots.is_empty() {
+            self.slots = vec![None; REPLAYED_SLOTS];
+        }
+        let slot = &mut self.slots[id % REPLAYED_SLOTS];
+        match slot {
+            Some((i, read, env)) if *i == id => (*read, *env),
+            _ => {
+                let read = steps.read(&rec.message, rec.level);
+                let env = Scanner::may_read(&rec.message);
+                *slot = Some((id, read, env));
+                (read, env)
+            }
+        }
+    }
 }
 
 /// Lines after which an input is long enough to be worth a second thread.
@@ -288,13 +322,15 @@ impl<'c> Engine<'c> {
         reader: &mut LineReader,
         matching: bool,
     ) -> Result<(Extraction, Matches, Facts), IngestError> {
+        let x = Extractor::new(self.extract_options());
         let mut st = PassState {
-            x: Extractor::new(self.extract_options()),
+            x: if self.fast { x.with_replay() } else { x },
             steps: Steps::new(),
             m: Matches::default(),
             scan: Scanner::new(&format!("{} (log)", reader.name())),
             matching,
             paste: Paste::default(),
+            replayed: Replayed::default(),
         };
         // lines a terminal or a paste cut at a fixed width are read as the line they were
         let reader = &mut Rejoiner::new(reader);
@@ -360,6 +396,23 @@ impl<'c> Engine<'c> {
                     }
                 }
                 st.x.skip_hashed(number, q.worker);
+                return;
+            }
+        }
+        if self.fast {
+            // a line of a block this attempt already reassembled, repeated, is noted
+            // ([`crate::engine::extract`]'s `replay`)
+            if let Some((rec, id)) = raw
+                .clean()
+                .and_then(|t| st.x.replay(t, number, raw.truncated))
+            {
+                let (read, env) = st.replayed.get(id, &mut st.steps, rec);
+                if env || st.scan.in_report() {
+                    st.scan.push(number, &rec.message);
+                }
+                if let Some(line_shape) = line_shape {
+                    st.steps.line_read(number, line_shape, read, raw.bytes);
+                }
                 return;
             }
         }

@@ -320,6 +320,13 @@ static LITERAL_AC: Prebuilt<AhoCorasick> = Prebuilt::new(|| {
         .expect("built-in step literals")
 });
 
+/// What [`Steps::read`] reads of a line's message and level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineRead {
+    class: Option<Class>,
+    hash: u64,
+}
+
 /// What one line is to the step structure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Class {
@@ -784,6 +791,13 @@ impl Steps {
         if self.frozen() {
             return;
         }
+        let read = self.read(message, level);
+        self.line_read(line, shape, read, raw);
+    }
+
+    /// What [`Steps::line`] reads of a message: a function of the message and level
+    /// alone, so a caller that sees the same message again may keep it.
+    pub fn read(&mut self, message: &str, level: Option<Level>) -> LineRead {
         let class = self.memo.classify(message, level);
         let hash = match class {
             Some(c) if c.strength().is_some() => {
@@ -791,7 +805,15 @@ impl Steps {
             }
             _ => 0,
         };
-        self.advance(line, shape, class, hash, raw);
+        LineRead { class, hash }
+    }
+
+    /// [`Steps::line`] with what [`Steps::read`] read of the message.
+    pub fn line_read(&mut self, line: usize, shape: LineShape, read: LineRead, raw: &[u8]) {
+        if self.frozen() {
+            return;
+        }
+        self.advance(line, shape, read.class, read.hash, raw);
     }
 
     fn advance(

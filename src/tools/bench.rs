@@ -96,8 +96,10 @@ pub enum LogProfile {
     Warnings,
     /// A failure-heavy log, what a crash loop or a thousand ranks produce: half the
     /// draws are a crash round (one six-line `[rankN]:` traceback per rank, the ranks'
-    /// lines interleaved as their writes race), the rest INFO lines; almost every byte is
-    /// a traceback line.
+    /// lines interleaved as their writes race: the workers restarted by their launcher
+    /// and failing again), the rest INFO lines, and the service restarted by systemd
+    /// every thousand draws (about 500 rounds: a new crash attempt, whose rounds repeat
+    /// the same tracebacks); almost every byte is a traceback line.
     Failures,
 }
 
@@ -111,6 +113,9 @@ struct Mix {
     /// [`RANK_TRACEBACK`]s.
     crash_draws: u32,
     warnings: &'static [&'static [&'static str]],
+    /// Draws between two restarts of the service (systemd's exit, restart and start
+    /// lines): a new crash attempt.
+    restart_draws: u64,
 }
 
 const NCCL_DRAWS: u32 = 2;
@@ -139,16 +144,19 @@ impl LogProfile {
                 warn_draws: 298,
                 crash_draws: 0,
                 warnings: &[WARN],
+                restart_draws: 500_000,
             },
             LogProfile::Warnings => Mix {
                 warn_draws: 2_500,
                 crash_draws: 0,
                 warnings: &[WARN, SERVING_WARN],
+                restart_draws: 500_000,
             },
             LogProfile::Failures => Mix {
                 warn_draws: 0,
                 crash_draws: 5_000,
                 warnings: &[WARN],
+                restart_draws: 1_000,
             },
         }
     }
@@ -285,7 +293,7 @@ pub fn write_profile_log(
             g.secs += 1;
         }
         g.draw(&mix)?;
-        if n.is_multiple_of(500_000) {
+        if n.is_multiple_of(mix.restart_draws) {
             // a service restart now and then
             for ev in [
                 "vllm.service: Main process exited, code=exited, status=1/FAILURE",
@@ -504,6 +512,66 @@ mod tests {
         let (fast, full) = extract_both(&bytes);
         let most = fast.failures.iter().map(|f| f.count).max().unwrap_or(0);
         assert!(most > 300, "the warnings repeat: {most}");
+        assert_eq!(fast, full);
+    }
+
+    /// The fast path counts a repeated multi-line block into the failure its first
+    /// occurrence made (`engine::extract`'s `replay`); the brute-force engine reassembles
+    /// every block. Both give the same extraction on the failure-heavy profile (crash
+    /// rounds of eight interleaved rank tracebacks, restarts between attempts).
+    #[test]
+    fn repeated_tracebacks_are_counted_as_the_full_path_extracts_them() {
+        let mut bytes = Vec::new();
+        write_profile_log(&mut bytes, 5_500_000, 3, LogProfile::Failures).expect("generate");
+        let (fast, full) = extract_both(&bytes);
+        assert!(fast.attempts.len() >= 3, "{}", fast.attempts.len());
+        let most = fast.failures.iter().map(|f| f.count).max().unwrap_or(0);
+        assert!(most > 1000, "the tracebacks repeat: {most}");
+        assert_eq!(fast, full);
+    }
+
+    /// Replays that depart from the known block: a different exception line, a block cut
+    /// short by another line, a frame more, a closing line not seen before, a restart
+    /// and the end of the input in the middle of a block. CONSTRUCTED from
+    /// [`RANK_TRACEBACK`]'s lines.
+    #[test]
+    fn departing_replays_extract_as_the_full_path_does() {
+        let line = |t: &str, r: u32| format!("{}\n", t.replace("{r}", &r.to_string()));
+        let round = |text: &mut String, variant: u32| {
+            for (k, t) in RANK_TRACEBACK.iter().enumerate() {
+                for r in 0..4 {
+                    let last = k + 1 == RANK_TRACEBACK.len();
+                    match (variant, r) {
+                        (1, 1) if last => {
+                            text.push_str(&line("[rank{r}]: ValueError: another failure", r))
+                        }
+                        (2, 2) if k == 3 => text.push_str(&line("[rank{r}]: done", r)),
+                        (2, 2) if k > 3 => {}
+                        (3, 3) if k == 2 => {
+                            text.push_str(&line(t, r));
+                            text.push_str(&line(RANK_TRACEBACK[1], r));
+                        }
+                        _ => text.push_str(&line(t, r)),
+                    }
+                }
+            }
+        };
+        let mut text = String::new();
+        for i in 0..40 {
+            round(&mut text, i % 5);
+            if i == 17 {
+                text.push_str("[rank1]: INFO a line between two rounds\n");
+            }
+            if i == 23 {
+                text.push_str(&line(RANK_TRACEBACK[0], 0));
+                text.push_str(&line(RANK_TRACEBACK[1], 0));
+                text.push_str("Feb 20 23:31:36 llm-two systemd[1]: Started vllm.service - vLLM.\n");
+            }
+        }
+        text.push_str(&line(RANK_TRACEBACK[0], 2));
+        text.push_str(&line(RANK_TRACEBACK[1], 2));
+        let (fast, full) = extract_both(text.as_bytes());
+        assert!(fast.attempts.len() == 2, "{:?}", fast.attempts);
         assert_eq!(fast, full);
     }
 

@@ -53,6 +53,10 @@ pub(super) struct Open {
     pub(super) owner: Owner,
     /// Bytes of line text kept in `lines`.
     pub(super) text_bytes: usize,
+    /// The records the block took, in order, while it may still be remembered as a
+    /// shape ([`super::replay`]): only for a block a line opened on an idle stream, and
+    /// dropped past [`super::replay::MAX_TRAIL_BYTES`].
+    pub(super) trail: Option<super::replay::Trail>,
 }
 
 /// Pushes `item` onto `v`, which holds at most `cap`: past it, the outermost half is
@@ -92,6 +96,7 @@ impl Open {
             },
             owner: Owner::of(rec),
             text_bytes: 0,
+            trail: None,
         }
     }
 

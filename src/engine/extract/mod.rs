@@ -28,13 +28,16 @@
 //! limits); `block` is the machine that reads one block line by line; this module is the
 //! [`Extractor`] that keeps the streams, the attempts, the merged failures and their
 //! store; [`shapes`] says what a line is, `sites` where a failure was raised, `link`
-//! which failure follows from which, `units` which systemd unit wrote it, and `repeats`
-//! counts a one-line failure's repeats without extracting them again.
+//! which failure follows from which, `units` which systemd unit wrote it, `repeats`
+//! counts a one-line failure's repeats without extracting them again, and `replay` a
+//! multi-line block's (a traceback repeated per rank and per restart) once the full path
+//! has reassembled it (its docs say why the result is the same).
 
 mod block;
 mod link;
 pub mod model;
 mod repeats;
+mod replay;
 pub mod shapes;
 mod sites;
 pub mod units;
@@ -68,6 +71,8 @@ struct StreamState {
     pending: Option<(Record, String)>,
     /// When the stream last fed a line (for evicting the least recently used).
     touched: u64,
+    /// A known block being replayed ([`replay`]); never with `open` or `pending`.
+    replay: Option<replay::Cursor>,
 }
 
 /// Streams with an open block or a pending line kept at once: past it, the least
@@ -128,6 +133,10 @@ pub struct Extractor {
     workers: std::collections::HashSet<u64, std::hash::BuildHasherDefault<Prehashed>>,
     /// The shapes of this attempt's one-line failures ([`repeats`]).
     repeats: repeats::Repeats,
+    /// Whether blocks are remembered for [`Extractor::replay`] (the fast path's).
+    learning: bool,
+    /// This attempt's known blocks ([`replay`]).
+    memo: replay::Memo,
 }
 
 impl Extractor {
@@ -148,6 +157,8 @@ impl Extractor {
             }],
             workers: Default::default(),
             repeats: Default::default(),
+            learning: false,
+            memo: Default::default(),
             busy: Vec::new(),
             busy_dirty: true,
             links: UnitLinks::default(),
@@ -158,6 +169,13 @@ impl Extractor {
             evicted: 0,
             tick: 0,
         }
+    }
+
+    /// Remembers closed blocks so that [`Extractor::replay`] can count their repeats
+    /// (the prefilter engine's fast path; the brute-force engine never does).
+    pub fn with_replay(mut self) -> Self {
+        self.learning = true;
+        self
     }
 
     fn attempt(&mut self) -> &mut Attempt {
@@ -246,6 +264,7 @@ impl Extractor {
                 });
                 self.workers.clear();
                 self.repeats.clear();
+                self.memo.clear();
             }
             return Some(rec);
         }
@@ -253,14 +272,8 @@ impl Extractor {
             self.attempt().restart_counter = Some(n);
         }
         let key = rec.stream.key();
-        let is_worker = rec.stream.rank.is_some()
-            || rec
-                .stream
-                .worker
-                .as_deref()
-                .is_some_and(|w| w.contains("Worker"));
-        if is_worker {
-            self.note_worker(crate::engine::normalize::stream_key_hash(&key));
+        if let Some(h) = worker_hash(&rec, &key) {
+            self.note_worker(h);
         }
         self.feed(key, rec)
     }
@@ -271,8 +284,10 @@ impl Extractor {
             None if self.streams.is_empty() && !could_open(&rec) => return Some(rec),
             None => StreamState::default(),
         };
+        self.materialize(&mut st, &key);
         let out = self.step(&mut st, &key, rec);
-        if st.open.is_some() || st.pending.is_some() {
+        self.adopt(&mut st, &key);
+        if st.open.is_some() || st.pending.is_some() || st.replay.is_some() {
             self.tick += 1;
             st.touched = self.tick;
             self.streams.insert(key, st);
@@ -304,11 +319,15 @@ impl Extractor {
         if let Some(mut open) = st.open.take() {
             match open.advance(&rec) {
                 Step::Absorbed => {
+                    replay::Trail::push(&mut open.trail, rec);
                     st.open = Some(open);
                     return None;
                 }
                 Step::Closed => {
-                    self.close(open);
+                    let trail = open.trail.take();
+                    if let (Some(trail), Some(at)) = (trail, self.close(open)) {
+                        self.learn(key, trail, &rec, at);
+                    }
                 }
             }
         }
@@ -318,78 +337,93 @@ impl Extractor {
 
     /// A record no open block took: it opens a block (a traceback, an exception, an
     /// abort, NCCL, a Python warning), waits as a pending error line, is a one-line
-    /// failure, or is returned as a loose line.
+    /// failure, or is returned as a loose line. A block it opens starts its trail with
+    /// it ([`replay`]) when blocks are learned.
     fn start(&mut self, st: &mut StreamState, key: &str, rec: Record) -> Option<Record> {
+        if !self.open_from(st, key, &rec) {
+            return Some(rec);
+        }
+        if self.learning {
+            if let Some(open) = st.open.as_mut() {
+                open.trail = Some(replay::Trail::default());
+                replay::Trail::push(&mut open.trail, rec);
+            }
+        }
+        None
+    }
+
+    /// [`Extractor::start`]'s work: `false` for a loose line.
+    fn open_from(&mut self, st: &mut StreamState, key: &str, rec: &Record) -> bool {
         let label = key.to_string();
         let msg = rec.message.as_str();
         if let Some((frames, exc)) = shapes::collapsed_traceback(msg) {
-            let mut open = Open::new(FailureKind::Traceback, State::Single, &rec, &label);
-            open.absorb(&rec);
+            let mut open = Open::new(FailureKind::Traceback, State::Single, rec, &label);
+            open.absorb(rec);
             for f in frames {
-                open.push_frame(f, &rec);
+                open.push_frame(f, rec);
             }
             if let Some((ty, m)) = exc {
-                open.push_exception(ty, m, &rec);
+                open.push_exception(ty, m, rec);
             }
             st.open = Some(open);
-            return None;
+            return true;
         }
         if shapes::is_traceback_header(msg) {
-            let mut open = Open::new(FailureKind::Traceback, State::Frames, &rec, &label);
-            open.absorb(&rec);
+            let mut open = Open::new(FailureKind::Traceback, State::Frames, rec, &label);
+            open.absorb(rec);
             st.open = Some(open);
-            return None;
+            return true;
         }
         if let Some(f) = shapes::frame(msg) {
             // a traceback whose header is not in the excerpt
-            let mut open = Open::new(FailureKind::Traceback, State::Frames, &rec, &label);
+            let mut open = Open::new(FailureKind::Traceback, State::Frames, rec, &label);
             open.truncated = true;
-            open.absorb(&rec);
-            open.push_frame(f, &rec);
+            open.absorb(rec);
+            open.push_frame(f, rec);
             st.open = Some(open);
-            return None;
+            return true;
         }
-        let Some(kind) = shapes::classify(&rec) else {
-            return Some(rec);
+        let Some(kind) = shapes::classify(rec) else {
+            return false;
         };
         match kind {
             FailureKind::Exception => {
-                let mut open = Open::new(kind, State::Message { blank: false }, &rec, &label);
-                open.absorb(&rec);
+                let mut open = Open::new(kind, State::Message { blank: false }, rec, &label);
+                open.absorb(rec);
                 if let Some((ty, m)) = shapes::lone_exception(msg) {
-                    open.push_exception(ty, m, &rec);
+                    open.push_exception(ty, m, rec);
                 }
                 st.open = Some(open);
             }
             FailureKind::Abort => {
-                let mut open = Open::new(kind, State::Abort, &rec, &label);
-                open.absorb(&rec);
+                let mut open = Open::new(kind, State::Abort, rec, &label);
+                open.absorb(rec);
                 open.headline = Some(msg.trim().to_string());
                 st.open = Some(open);
             }
             FailureKind::Nccl => {
-                let mut open = Open::new(kind, State::Nccl, &rec, &label);
-                open.absorb(&rec);
+                let mut open = Open::new(kind, State::Nccl, rec, &label);
+                open.absorb(rec);
                 st.open = Some(open);
             }
             FailureKind::Warning if shapes::python_warning(msg).is_some() => {
                 let mut open =
-                    Open::new(kind, State::PyWarning { source_seen: false }, &rec, &label);
-                open.absorb(&rec);
+                    Open::new(kind, State::PyWarning { source_seen: false }, rec, &label);
+                open.absorb(rec);
                 st.open = Some(open);
             }
             FailureKind::ErrorLine if rec.origin.is_some() => {
-                st.pending = Some((rec, label));
+                st.pending = Some((rec.clone(), label));
             }
             _ => {
-                let mut open = Open::new(kind, State::Single, &rec, &label);
-                open.absorb(&rec);
+                let mut open = Open::new(kind, State::Single, rec, &label);
+                open.absorb(rec);
                 if let Some(at) = self.close(open) {
-                    self.remember(&rec, key, at);
+                    self.remember(rec, key, at);
                 }
             }
         }
-        None
+        true
     }
 
     /// Closes a block: computes its sites and headline, and merges it with the same
@@ -481,12 +515,13 @@ impl Extractor {
         keys.sort();
         for k in keys {
             if let Some(st) = self.streams.remove(&k) {
-                self.close_stream(st);
+                self.close_stream(&k, st);
             }
         }
     }
 
-    fn close_stream(&mut self, mut st: StreamState) {
+    fn close_stream(&mut self, key: &str, mut st: StreamState) {
+        self.materialize(&mut st, key);
         if let Some((p, label)) = st.pending.take() {
             let mut open = Open::new(FailureKind::ErrorLine, State::Single, &p, &label);
             open.absorb(&p);
@@ -512,7 +547,7 @@ impl Extractor {
         old.sort();
         for k in old {
             if let Some(st) = self.streams.remove(&k) {
-                self.close_stream(st);
+                self.close_stream(&k, st);
                 self.evicted += 1;
             }
         }
@@ -552,6 +587,18 @@ impl Extractor {
             paste: Vec::new(),
         }
     }
+}
+
+/// The hash of a record's stream key when the stream is a worker's (a vLLM/Ray worker,
+/// a torchrun rank): what an attempt counts in `workers`.
+fn worker_hash(rec: &Record, key: &str) -> Option<u64> {
+    let is_worker = rec.stream.rank.is_some()
+        || rec
+            .stream
+            .worker
+            .as_deref()
+            .is_some_and(|w| w.contains("Worker"));
+    is_worker.then(|| crate::engine::normalize::stream_key_hash(key))
 }
 
 /// A hasher for keys that are hashes already.

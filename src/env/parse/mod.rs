@@ -79,6 +79,13 @@ impl Scanner {
         !matches!(self.mode, Mode::None)
     }
 
+    /// Whether [`Scanner::push`] could read anything of this line when no report is
+    /// open ([`Scanner::in_report`]): otherwise pushing it does nothing.
+    pub fn may_read(text: &str) -> bool {
+        let t = text.trim_end_matches(['\r', '\n']).trim();
+        !t.is_empty() && may_report(t)
+    }
+
     /// Whether [`Scanner::push_without_literals`] could read anything of this line when
     /// no report is open ([`Scanner::in_report`]): otherwise pushing it does nothing.
     pub fn may_read_without_literals(text: &str) -> bool {
