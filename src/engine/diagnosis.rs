@@ -159,6 +159,9 @@ pub enum PrimaryFrom {
     Structure,
     /// The first extracted failure of the last crash attempt.
     Failure,
+    /// A short paste in which no failure shape was found: all of it
+    /// ([`Extraction::paste`]).
+    Paste,
 }
 
 /// The block a report leads with: what a person reads first, with or without a cause.
@@ -200,9 +203,11 @@ fn failure_at(x: &Extraction, line: usize) -> Option<&Failure> {
 }
 
 /// The block a report leads with. A confident top cause leads with its evidence unless
-/// a CI runner said which step failed and the evidence lies outside that step; otherwise
+/// a CI runner said which step failed and the evidence lies outside that step, or its
+/// failure was retried and the structure's block is its last try; otherwise
 /// the failing block the structure shows; otherwise the evidence of a signature's (or a
-/// code table's) weaker match; otherwise the first failure of the last crash attempt.
+/// code table's) weaker match; otherwise the first failure of the last crash attempt;
+/// otherwise, for a short paste in which no failure shape was found, all of it.
 fn primary_block(x: &Extraction, causes: &[Cause]) -> Option<Primary> {
     let step = x.failing_block.as_ref();
     let in_step = |line: usize| {
@@ -216,16 +221,22 @@ fn primary_block(x: &Extraction, causes: &[Cause]) -> Option<Primary> {
         .and_then(|c| c.evidence.first().map(|e| (c, e.line)))
         .filter(|(_, line)| in_step(*line));
     if let Some((c, line)) = top {
+        // a failure retried is read at its last try: the structure's block when it starts
+        // at a later occurrence of the evidence's failure (a pull retried, then given up)
+        let retried = failure_at(x, line).filter(|f| {
+            step.is_some_and(|b| b.start > line && f.occurrences.iter().any(|o| o.line == b.start))
+        });
+        if let (Some(f), Some(b)) = (retried, step) {
+            return Some(structure_block(b, Some(f.id)));
+        }
+        // the evidence inside the structure's block: the block shows it in its context
+        if let Some(b) = step.filter(|b| b.start < line && line <= b.end) {
+            return Some(structure_block(b, failure_at(x, b.start).map(|f| f.id)));
+        }
         return Some(cause_block(x, c, line));
     }
     if let Some(b) = step {
-        return Some(Primary {
-            start: b.start,
-            end: b.end,
-            failure: failure_at(x, b.start).map(|f| f.id),
-            from: PrimaryFrom::Structure,
-            lines: b.lines.clone(),
-        });
+        return Some(structure_block(b, failure_at(x, b.start).map(|f| f.id)));
     }
     // no step structure: a signature's (or a code table's) match, even a weak one,
     // names a failure class; the first failure of the last attempt is only a position
@@ -241,8 +252,34 @@ fn primary_block(x: &Extraction, causes: &[Cause]) -> Option<Primary> {
         .failures
         .iter()
         .find(|f| f.attempt == last_attempt && f.first_in_attempt)
-        .or_else(|| x.failures.first())?;
-    Some(failure_block(f))
+        .or_else(|| x.failures.first());
+    match f {
+        Some(f) => Some(failure_block(f)),
+        None => paste_block(x),
+    }
+}
+
+/// A short paste in which no failure shape was found: all of it is what a person reads.
+fn paste_block(x: &Extraction) -> Option<Primary> {
+    let (first, last) = (x.paste.first()?, x.paste.last()?);
+    Some(Primary {
+        start: first.0,
+        end: last.0,
+        failure: None,
+        from: PrimaryFrom::Paste,
+        lines: x.paste.clone(),
+    })
+}
+
+/// The failing block the log's structure shows ([`crate::engine::steps`]).
+fn structure_block(b: &crate::engine::steps::Block, failure: Option<FailureId>) -> Primary {
+    Primary {
+        start: b.start,
+        end: b.end,
+        failure,
+        from: PrimaryFrom::Structure,
+        lines: b.lines.clone(),
+    }
 }
 
 /// The block of a cause's evidence from its first line: to the end of the failure that

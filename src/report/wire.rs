@@ -188,7 +188,8 @@ pub struct Primary {
     pub failure: Option<usize>,
     /// What chose it: `cause` (the top cause's evidence), `structure` (the failing CI step
     /// or the log's first cluster of its strongest error lines), `failure` (the first
-    /// extracted failure of the last crash attempt).
+    /// extracted failure of the last crash attempt), `paste` (a short paste in which no
+    /// failure shape was found: all of it).
     pub from: String,
 }
 
@@ -202,6 +203,7 @@ impl From<&dx::Primary> for Primary {
                 dx::PrimaryFrom::Cause => "cause",
                 dx::PrimaryFrom::Structure => "structure",
                 dx::PrimaryFrom::Failure => "failure",
+                dx::PrimaryFrom::Paste => "paste",
             }
             .to_string(),
         }

@@ -277,6 +277,28 @@ The command \"make\" exited with 2.
 }
 
 #[test]
+fn a_retried_failure_leads_at_its_last_try() {
+    // Constructed, in the format GitHub Actions prints a job container's pull: docker's
+    // error, the runner's back-off, the same error at the last try, the runner giving up.
+    // The cause's evidence is the first try; the report leads with the last.
+    let log = "\
+##[command]/usr/bin/docker pull python:3.14t
+Error response from daemon: manifest for python:3.14t not found: manifest unknown: manifest unknown
+##[warning]Docker pull failed with exit code 1, back off 7.078 seconds before retry.
+##[command]/usr/bin/docker pull python:3.14t
+Error response from daemon: manifest for python:3.14t not found: manifest unknown: manifest unknown
+##[error]Docker pull failed with exit code 1
+";
+    let d = json_of_stdin(log);
+    assert_eq!(d["causes"][0]["evidence"][0]["line"], 2, "{d}");
+    assert_eq!(d["primary"]["start"], 5, "{d}");
+    assert_eq!(
+        d["primary"]["failure"], d["causes"][0]["failures"][0],
+        "{d}"
+    );
+}
+
+#[test]
 fn a_weak_signature_match_leads_where_the_log_shows_no_step() {
     // Real (the first two lines of the corpus's ollama-unsupported-config-grok-fa-forced-
     // off-q8-kv-cache-panic log): llama.cpp turns flash attention off for the model (the

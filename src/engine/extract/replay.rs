@@ -53,6 +53,12 @@ pub(super) const MAX_TRAIL_BYTES: usize = 16 << 10;
 const MAX_KNOWN_BYTES: usize = 4 << 20;
 /// Closing lines remembered per known block.
 const MAX_CLOSERS: usize = 8;
+/// Known blocks one first line starts, at most: each look-up ([`Memo::alternative`], the
+/// search for an equal block when learning) walks them all, so a stream of blocks that
+/// share their first lines and differ after (`ValueError: request {i} has no prompt`,
+/// a million times) would make the pass quadratic; past this, a new variant is not
+/// learned and takes the full path.
+const MAX_PER_START: usize = 8;
 
 type Prehash = std::hash::BuildHasherDefault<Prehashed>;
 
@@ -194,7 +200,8 @@ impl Extractor {
             }
             return;
         }
-        if memo.bytes + trail.bytes > MAX_KNOWN_BYTES {
+        let variants = memo.starts.get(&start).map_or(0, Vec::len);
+        if memo.bytes + trail.bytes > MAX_KNOWN_BYTES || variants >= MAX_PER_START {
             return;
         }
         memo.bytes += trail.bytes;
