@@ -21,6 +21,8 @@ const BENIGN: &[&str] = &[
     "/data/zqxother/libstdc++.so.6",
     // a pinned requirement (`pip install "{{requirement}}"`)
     "zqxother==1.2.3",
+    // a systemd unit named as its log line names it (`journalctl -u {{unit}}`)
+    "zqxother.service",
 ];
 
 /// A plain value the pattern of `var` accepts: one of [`BENIGN`], else a plain word of
