@@ -229,8 +229,14 @@ fn primary_block(x: &Extraction, causes: &[Cause]) -> Option<Primary> {
         if let (Some(f), Some(b)) = (retried, step) {
             return Some(structure_block(b, Some(f.id)));
         }
-        // the evidence inside the structure's block: the block shows it in its context
-        if let Some(b) = step.filter(|b| b.start < line && line <= b.end) {
+        // the evidence inside the structure's block, which starts on a line of another
+        // failure or none (a test's record header): the block shows it in its context;
+        // a block that starts on the evidence's own failure (`terminate called …` before
+        // its `what():`) leads from the evidence's line
+        let own = failure_at(x, line).map(|f| f.id);
+        if let Some(b) = step.filter(|b| {
+            b.start < line && line <= b.end && failure_at(x, b.start).map(|f| f.id) != own
+        }) {
             return Some(structure_block(b, failure_at(x, b.start).map(|f| f.id)));
         }
         return Some(cause_block(x, c, line));

@@ -25,8 +25,8 @@
 //! an exception or fatal signal before an error line before a systemd exit, the first of
 //! an attempt first; the model reads its lines and the block's. With no such failure, a
 //! short paste (a message pasted alone, [`Extraction::paste`]) is read whole, at `low`,
-//! when the model is sure of its class: on the knock-out run, 4 of its 20 incidents with
-//! no cause were such pastes given their right class. A log a signature explains with confidence costs nothing more.
+//! when the model is sure of its class (on the knock-out run: no cause 20 → 16, top-1
+//! 275 → 279 of 415). A log a signature explains with confidence costs nothing more.
 
 use crate::engine::extract::{shapes, Extraction, Failure, FailureId, FailureKind};
 use crate::engine::ingest::Line;

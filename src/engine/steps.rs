@@ -13,6 +13,9 @@
 //! strongest kind of line the step has, read from its headline (or from a header that
 //! states the failure, `rake aborted!`) to the end of its paragraph.
 //!
+//! A shell script traced by `set -x` that exits with a failing status (`+ exit 1`) ends
+//! its step the same way, and says why in the lines it printed just before.
+//!
 //! Every rule here names a log format or a tool as it prints its lines ([`TERMINAL`],
 //! [`STEP_START`], [`GENERIC`], [`HEADER`], [`SPECIFIC`]); none names a project.
 //!
@@ -650,7 +653,8 @@ impl Recent {
         for (i, (_, b)) in para.iter().enumerate().rev() {
             match traced(b) {
                 None => first = Some(i),
-                Some(cmd) if cmd.starts_with(b"echo") || cmd.starts_with(b"printf") => {}
+                Some(cmd)
+                    if matches!(cmd.split(|&c| c == b' ').next(), Some(b"echo" | b"printf")) => {}
                 Some(_) => break,
             }
         }
