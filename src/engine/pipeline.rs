@@ -5,6 +5,7 @@
 //! merged under the facts given with [`Engine::with_facts`] (`--env` files win).
 
 use crate::engine::diagnosis::{BuildOptions, Diagnosis};
+use crate::engine::extract::model::PASTE_PHYSICAL;
 use crate::engine::extract::{ExtractOptions, Extraction, Extractor, Paste, Shape};
 use crate::engine::ingest::{IngestError, LineReader, RawLine};
 use crate::engine::matcher::{Compiled, EngineKind, Matcher, Matches, Prefilter};
@@ -349,7 +350,8 @@ impl<'c> Engine<'c> {
             st.paste
                 .push(number, || crate::engine::ingest::clean_text(raw.bytes));
             self.line(raw, pre, &mut st);
-            if self.fast && number >= self.parallel_after {
+            // never before a short paste's bound: the paste sees every line it may hold
+            if self.fast && number >= self.parallel_after && number > PASTE_PHYSICAL {
                 st.paste.end();
                 parallel = true;
                 break;
