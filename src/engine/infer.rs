@@ -212,12 +212,20 @@ fn text(x: &Extraction, f: &Failure) -> String {
     if s.is_empty() {
         s.push_str(&f.headline);
     }
-    for (number, line) in block_of(x, f)
-        .map(|b| b.lines.as_slice())
-        .unwrap_or_default()
-    {
-        // peeled as the failure's own lines are (a journald or kubectl prefix is not a word
-        // of the failure)
+    // peeled as the failure's own lines are (a journald or kubectl prefix is not a word of
+    // the failure)
+    push_peeled(
+        &mut s,
+        block_of(x, f)
+            .map(|b| b.lines.as_slice())
+            .unwrap_or_default(),
+    );
+    s
+}
+
+/// Appends each line's message, the log's prefixes peeled, one per line.
+fn push_peeled(s: &mut String, lines: &[(usize, String)]) {
+    for (number, line) in lines {
         let record = normalize(Line {
             number: *number,
             text: line.clone(),
@@ -226,7 +234,6 @@ fn text(x: &Extraction, f: &Failure) -> String {
         s.push_str(&record.message);
         s.push('\n');
     }
-    s
 }
 
 /// The line that names the failure, which the model weighs most: the primary exception's
@@ -311,15 +318,7 @@ fn paste(lib: &Library, x: &Extraction) -> Option<Inference> {
         return None;
     }
     let mut text = String::new();
-    for (number, line) in &x.paste {
-        let record = normalize(Line {
-            number: *number,
-            text: line.clone(),
-            truncated: 0,
-        });
-        text.push_str(&record.message);
-        text.push('\n');
-    }
+    push_peeled(&mut text, &x.paste);
     let focus = (x.paste.len() == 1).then(|| text.trim().to_string());
     let p = model.predict(&text, focus.as_deref(), NEAREST)?;
     let (category, raw) = class(&p, false)?;
