@@ -84,6 +84,9 @@ pub struct Head {
     pub chars: usize,
     /// Exactly a wrap width: a hard cut.
     pub hard: bool,
+    /// Its width was learned from the input (lines of this width seen before), not only
+    /// a common one.
+    pub learned: bool,
     /// Ends with a space after text: a cut at a space.
     pub soft: bool,
     /// Ends with a space after text, shorter than [`MIN_SOFT`]: a cut at a space only
@@ -95,6 +98,10 @@ pub struct Head {
     pub frame: bool,
     /// Bytes of markdown quote markers (`> `, `> > `) before the text.
     pub quote: usize,
+    /// The stream of the transport prefix the width was measured after (a line a
+    /// collector prefixed after it was cut, [`normalize::transport`]); `None`: measured
+    /// on the whole line.
+    pub stream: Option<u64>,
 }
 
 /// Bytes of markdown quote markers (`> `, nested `> > `) a pasted line starts with: a
@@ -261,8 +268,8 @@ impl Widths {
         // a complete-looking traceback frame is a hard head at a common width only: a
         // traceback repeats frames of one width
         let frame = bytes.trim_ascii_start().starts_with(b"File \"");
-        let width_known = COMMON_WIDTHS.contains(&chars)
-            || (!frame && self.seen.get(chars).is_some_and(|&c| c >= REPEATS));
+        let learned = !frame && self.seen.get(chars).is_some_and(|&c| c >= REPEATS);
+        let width_known = COMMON_WIDTHS.contains(&chars) || learned;
         let hard = chars >= MIN_HARD && width_known && self.max <= chars + 1;
         let soft = soft_end && chars >= MIN_SOFT;
         let short_soft = soft_end && !soft;
@@ -272,11 +279,13 @@ impl Widths {
         Some(Head {
             chars,
             hard,
+            learned,
             soft,
             short_soft,
             indent: indent_of(bytes),
             frame: complete_frame(bytes),
             quote,
+            stream: None,
         })
     }
 
@@ -292,13 +301,59 @@ impl Widths {
 
     /// Whether `next` continues the cut `head` (the last piece of the logical line
     /// `first`); how to join it when it does.
-    pub fn continues(&self, first: &[u8], head: Head, next: &[u8]) -> Option<Join> {
-        // inside a quote, the continuation is quoted alike
-        let q = head.quote;
-        if quote_len(next) != q || next.get(..q) != first.get(..q) {
-            return None;
-        }
-        let (first, next) = (&first[q..], &next[q..]);
+    ///
+    /// A hard cut of a line that a collector prefixed afterwards (each piece got a
+    /// prefix of its own: a paste folded at a width, or `rich` at its 80 columns, then
+    /// journald, a container runtime, torchrun or Ray) is read behind the prefixes when
+    /// the whole lines do not continue: `next` must have a transport prefix of the same
+    /// stream ([`normalize::transport`]), and the widths are the messages'. The whole
+    /// line's width is the one learned: a run of pieces behind one stream's prefix has
+    /// one length too. (Only a head that failed is parsed: the stage stays a length
+    /// test on ordinary lines.)
+    ///
+    /// Returns the join and the bytes of `next` to drop before appending it (its quote
+    /// markers or its prefix).
+    pub fn continues(&self, first: &[u8], head: Head, next: &[u8]) -> Option<(Join, usize)> {
+        self.continues_as(first, head, next).or_else(|| {
+            if !head.hard || head.stream.is_some() || head.quote > 0 {
+                return None;
+            }
+            let t = transport_of(next)?;
+            let message = &next[t.len..];
+            let chars = head.chars.checked_sub(columns(&next[..t.len]))?;
+            // the whole line's width is a cut's when the input repeated it; a common
+            // width of the whole line says nothing of its message
+            if !head.learned && !COMMON_WIDTHS.contains(&chars) {
+                return None;
+            }
+            let framed = Head {
+                chars,
+                indent: indent_of(message),
+                quote: 0,
+                stream: Some(t.stream),
+                ..head
+            };
+            self.continues_as(first, framed, next)
+        })
+    }
+
+    fn continues_as(&self, first: &[u8], head: Head, next: &[u8]) -> Option<(Join, usize)> {
+        let (skip_first, skip_next) = match head.stream {
+            // behind a transport prefix, the continuation has one of the same stream
+            Some(stream) => {
+                let (a, b) = (transport_of(first)?, transport_of(next)?);
+                (a.stream == stream && b.stream == stream).then_some((a.len, b.len))?
+            }
+            // inside a quote, the continuation is quoted alike
+            None => {
+                let q = head.quote;
+                if quote_len(next) != q || next.get(..q) != first.get(..q) {
+                    return None;
+                }
+                (q, q)
+            }
+        };
+        let (first, next) = (&first[skip_first..], &next[skip_next..]);
         let body = next.trim_ascii_start();
         if body.is_empty() || ruled(next) || same_start(first, next) {
             return None;
@@ -322,11 +377,19 @@ impl Widths {
         if cols > w + 1 || source_line || (starts_record(body) && !message_of(first, body)) {
             return None;
         }
-        Some(match join {
+        let join = match join {
             Join::Hard if indent_of(next) >= indent_of(first).min(head.indent) + 2 => Join::Soft,
             j => j,
-        })
+        };
+        Some((join, skip_next))
     }
+}
+
+/// The transport prefix of a line ([`normalize::transport`]).
+fn transport_of(line: &[u8]) -> Option<normalize::Transport> {
+    std::str::from_utf8(line)
+        .ok()
+        .and_then(normalize::transport)
 }
 
 /// How a continuation is appended to its head.
@@ -526,12 +589,12 @@ impl<'r> Rejoiner<'r> {
             self.physical = self.physical.max(p.number);
             let join = self.widths.continues(&self.cur, h, &self.ahead);
             let fits = self.cur.len() + self.ahead.len() <= MAX_LINE_BYTES;
-            let Some(join) = join.filter(|_| fits && p.truncated == 0) else {
+            let Some((join, skip)) = join.filter(|_| fits && p.truncated == 0) else {
                 self.ahead_line = Some(p);
                 break;
             };
             head = self.widths.observe(&self.ahead);
-            let unquoted = &self.ahead[h.quote..];
+            let unquoted = &self.ahead[skip..];
             let tail = match join {
                 Join::Hard => unquoted,
                 Join::Soft => unquoted.trim_ascii_start(),

@@ -422,6 +422,72 @@ fn may_have_layer(s: &str) -> bool {
         || Layer::GlogLetter.guard(first, s)
 }
 
+/// The layers a collector or a launcher puts before every line a program wrote, after
+/// the program wrote it: journald and syslog, container and CI timestamps, `kubectl
+/// --prefix`, docker compose, the vLLM/Ray process tag, torchrun's rank. (A program's
+/// own logger format, which a terminal wraps with the message, is not one of them.)
+const TRANSPORT: &[Layer] = &[
+    Layer::Kubectl,
+    Layer::JournalIso,
+    Layer::IsoTimestamp,
+    Layer::Syslog,
+    Layer::Compose,
+    Layer::ProcTag,
+    Layer::Rank,
+    Layer::BareTime,
+];
+
+/// A line's transport prefix ([`TRANSPORT`]): its length in bytes and the stream it
+/// names (a hash of host, identifier, unit, pid, process tag and rank; timestamps are
+/// not part of it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Transport {
+    pub len: usize,
+    pub stream: u64,
+}
+
+/// The transport prefix a line starts with, `None` when it has none. Rejoin reads it
+/// to put back together a line a program wrote already cut (a paste folded at a width,
+/// `rich` at its 80 columns) that a collector then prefixed line by line.
+pub fn transport(text: &str) -> Option<Transport> {
+    let mut f = Fields::default();
+    let mut used = 0u32;
+    let mut start = 0;
+    'outer: loop {
+        let rest = &text[start..];
+        let Some(&first) = rest.as_bytes().first() else {
+            break;
+        };
+        for &layer in TRANSPORT {
+            if used & layer.bit() != 0 {
+                continue;
+            }
+            if let Some(read) = layer.read(first, rest) {
+                layer.apply(&read.fields, &mut f);
+                used |= layer.bit();
+                start += read.len;
+                continue 'outer;
+            }
+        }
+        break;
+    }
+    if start == 0 {
+        return None;
+    }
+    let mut h = FNV_OFFSET;
+    for piece in [f.host, f.ident, f.unit, f.worker] {
+        h = fnv1a(h, piece.unwrap_or("").as_bytes());
+        h = fnv1a(h, b"\0");
+    }
+    for n in [f.pid, f.rank] {
+        h = fnv1a(h, n.map_or(u32::MAX, |n| n).to_le_bytes().as_slice());
+    }
+    Some(Transport {
+        len: start,
+        stream: h,
+    })
+}
+
 /// Peels one line into a record.
 pub fn normalize(line: Line) -> Record {
     let text = line.text.as_str();

@@ -344,3 +344,51 @@ fn a_shell_status_after_a_line_of_a_common_width_is_its_own_line() {
     let v = logical(&format!("{head}\nKilled\n"));
     assert_eq!(texts(&v), vec![head.as_str(), "Killed"]);
 }
+
+#[test]
+fn a_line_cut_before_a_collector_prefixed_it_is_rejoined_behind_the_prefix() {
+    // two messages cut every 70 characters by the program (or a paste), then each piece
+    // prefixed by journald, a container runtime, `kubectl logs --prefix`, torchrun, Ray
+    // or a CI runner. The whole lines' width (prefix and piece) is learned from the
+    // input: the first piece, its width not seen yet, stays a line of its own.
+    let other = "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, unhandled system error, NCCL version 2.14.3";
+    for prefix in [
+        "Jun 03 10:00:05 gpu-node-3 vllm[216054]: ",
+        "2025-06-03T10:00:05.123456789Z ",
+        "[pod/vllm-7d9f8b6c4-x2x9q/vllm] ",
+        "[rank0]: ",
+        "(Worker_TP0 pid=4242) ",
+        "Jun 03 10:00:05 ",
+    ] {
+        let text: String = format!("{}\n{}", hard(LONG, 70), hard(other, 70))
+            .lines()
+            .map(|l| format!("{prefix}{l}\n"))
+            .collect();
+        let v = logical(&text);
+        let first: Vec<char> = LONG.chars().collect();
+        let head: String = first[..70].iter().collect();
+        let rest: String = first[70..].iter().collect();
+        assert_eq!(
+            texts(&v),
+            vec![
+                format!("{prefix}{head}"),
+                format!("{prefix}{rest}"),
+                format!("{prefix}{other}")
+            ],
+            "{prefix:?}"
+        );
+        assert_eq!((v[1].0, v[2].0), (2, 4), "{prefix:?}");
+    }
+}
+
+#[test]
+fn pieces_of_two_streams_behind_their_prefixes_are_not_joined() {
+    // the same cut, but every other piece from another rank: never one line
+    let text: String = hard(LONG, 70)
+        .lines()
+        .chain(hard(LONG, 70).lines())
+        .enumerate()
+        .map(|(i, l)| format!("[rank{}]: {l}\n", i % 2))
+        .collect();
+    assert_eq!(logical(&text).len(), 6);
+}
