@@ -451,26 +451,7 @@ pub struct Transport {
 /// `rich` at its 80 columns) that a collector then prefixed line by line.
 pub fn transport(text: &str) -> Option<Transport> {
     let mut f = Fields::default();
-    let mut used = 0u32;
-    let mut start = 0;
-    'outer: loop {
-        let rest = &text[start..];
-        let Some(&first) = rest.as_bytes().first() else {
-            break;
-        };
-        for &layer in TRANSPORT {
-            if used & layer.bit() != 0 {
-                continue;
-            }
-            if let Some(read) = layer.read(first, rest) {
-                layer.apply(&read.fields, &mut f);
-                used |= layer.bit();
-                start += read.len;
-                continue 'outer;
-            }
-        }
-        break;
-    }
+    let start = peel_layers(text, 0, TRANSPORT, &mut f);
     if start == 0 {
         return None;
     }
@@ -571,7 +552,19 @@ const MAX_FENCE_INDENT: usize = 3;
 /// Applies the layers from `start`, each at most [`Layer::times`] (once but for a
 /// process tag), in any order the line presents them (at each point the first layer of
 /// [`ORDER`] that reads); returns where the message begins.
-fn peel<'a>(text: &'a str, mut start: usize, f: &mut Fields<'a>) -> usize {
+fn peel<'a>(text: &'a str, start: usize, f: &mut Fields<'a>) -> usize {
+    let start = peel_layers(text, start, ORDER, f);
+    if f.unit.is_none() && f.ident == Some("systemd") {
+        if let Some(c) = UNIT.captures(&text[start..]) {
+            f.unit = c.get(1).map(|m| m.as_str());
+        }
+    }
+    start
+}
+
+/// Peels the `layers` (tried in their order at each point, each read at most
+/// [`Layer::times`]) off `text` from `start`; where the message starts.
+fn peel_layers<'a>(text: &'a str, mut start: usize, layers: &[Layer], f: &mut Fields<'a>) -> usize {
     let mut used = 0u32;
     let mut again = 0u32;
     'outer: loop {
@@ -579,7 +572,7 @@ fn peel<'a>(text: &'a str, mut start: usize, f: &mut Fields<'a>) -> usize {
         let Some(&first) = rest.as_bytes().first() else {
             break;
         };
-        for &layer in ORDER {
+        for &layer in layers {
             if used & layer.bit() != 0 {
                 continue;
             }
@@ -595,11 +588,6 @@ fn peel<'a>(text: &'a str, mut start: usize, f: &mut Fields<'a>) -> usize {
             }
         }
         break;
-    }
-    if f.unit.is_none() && f.ident == Some("systemd") {
-        if let Some(c) = UNIT.captures(&text[start..]) {
-            f.unit = c.get(1).map(|m| m.as_str());
-        }
     }
     start
 }
