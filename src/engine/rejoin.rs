@@ -33,6 +33,17 @@
 //! to have one length is therefore not merged: its lines start with a prefix, or its
 //! longer lines rule the width out.
 //!
+//! **Behind a collector's prefix.** A line cut *before* journald, a container runtime,
+//! `kubectl --prefix`, compose, torchrun, Ray or a CI runner prefixed it has a prefix on
+//! every piece, so each piece starts a record of its own. When a hard head's whole-line
+//! reading fails, it is read once more behind the prefixes ([`Widths::continues`]): the
+//! next piece must carry a transport prefix of the same stream
+//! ([`normalize::transport`]: host, identifier, pid, process tag, rank), the widths are
+//! the messages', and the whole line's width must have been learned from the input (a
+//! run of pieces behind one stream's prefix has one whole length; a common whole-line
+//! width says nothing of its message). Only such a failed head is parsed, so ordinary
+//! lines still cost one length test.
+//!
 //! **Line numbers.** A logical line carries the number of its first physical line
 //! (where its text starts: evidence points there). The physical lines it absorbed are
 //! not numbered again, and the line after it keeps its own physical number, so the
