@@ -12,6 +12,26 @@ fn block(log: &str) -> Option<(usize, usize)> {
     s.block().map(|b| (b.start, b.end))
 }
 
+/// A tracker fed lines behind a CI runner's timestamp (`2026-…Z `), each message as the
+/// pipeline hands it: the timestamp and the runner's `##[group]`/`##[error]` markers
+/// peeled, the shape read from the raw line.
+fn feed_stamped<'a>(lines: impl IntoIterator<Item = &'a str>) -> Steps {
+    let mut s = Steps::new();
+    for (i, l) in lines.into_iter().enumerate() {
+        let message = l.split_once(' ').map_or(l, |(_, m)| m);
+        let message = message.strip_prefix("##[group]").unwrap_or(message);
+        let message = message.strip_prefix("##[error]").unwrap_or(message);
+        s.line(
+            i + 1,
+            LineShape::of(l.as_bytes()),
+            message,
+            None,
+            l.as_bytes(),
+        );
+    }
+    s
+}
+
 #[test]
 fn classes() {
     assert_eq!(
@@ -460,17 +480,7 @@ fn a_traced_script_s_failing_exit_says_why_in_the_lines_it_printed() {
         .lines()
         .map(|l| format!("2026-07-30T02:41:07.7687643Z {l}\n"))
         .collect();
-    let mut s = Steps::new();
-    for (i, l) in stamped.lines().enumerate() {
-        let message = l.split_once(' ').map_or(l, |(_, m)| m);
-        s.line(
-            i + 1,
-            LineShape::of(l.as_bytes()),
-            message,
-            None,
-            l.as_bytes(),
-        );
-    }
+    let s = feed_stamped(stamped.lines());
     assert_eq!(s.block().map(|b| (b.start, b.end)), Some((6, 9)));
     // an exit the script printed nothing before is an ordinary line of the paragraph
     let log = "error: tests failed\n+ [[ 1 -ne 0 ]]\n+ exit 1\n";
@@ -491,20 +501,7 @@ fn a_github_actions_step_starts_at_its_group_marker_under_a_timestamp() {
         "2026-07-30T07:22:18.4000000Z Build stopped, retrying failed",
         "2026-07-30T07:22:18.5000000Z ##[error]Process completed with exit code 1.",
     ];
-    let mut s = Steps::new();
-    for (i, l) in raw.iter().enumerate() {
-        let message = l.split_once(' ').map_or(*l, |(_, m)| m);
-        let message = message.strip_prefix("##[group]").unwrap_or(message);
-        let message = message.strip_prefix("##[error]").unwrap_or(message);
-        s.line(
-            i + 1,
-            LineShape::of(l.as_bytes()),
-            message,
-            None,
-            l.as_bytes(),
-        );
-    }
-    let b = s.block();
+    let b = feed_stamped(raw).block();
     assert_eq!(
         b.as_ref().map(|b| (b.start, b.end, b.step_start)),
         Some((5, 5, 3))
@@ -521,17 +518,6 @@ fn with_no_runner_status_a_step_that_failed_before_clean_up_steps_holds_the_bloc
         "2026-07-30T07:22:18.2000000Z ##[group]Run cleanup",
         "2026-07-30T07:22:18.3000000Z removing files",
     ];
-    let mut s = Steps::new();
-    for (i, l) in raw.iter().enumerate() {
-        let message = l.split_once(' ').map_or(*l, |(_, m)| m);
-        let message = message.strip_prefix("##[group]").unwrap_or(message);
-        s.line(
-            i + 1,
-            LineShape::of(l.as_bytes()),
-            message,
-            None,
-            l.as_bytes(),
-        );
-    }
+    let s = feed_stamped(raw);
     assert_eq!(s.block().map(|b| (b.start, b.end)), Some((2, 2)));
 }
