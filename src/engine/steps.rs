@@ -528,7 +528,7 @@ impl LineShape {
             rest = bytes;
         }
         let rest = skip_escapes(rest);
-        let blank = rest.iter().all(u8::is_ascii_whitespace);
+        let blank = rest.iter().all(u8::is_ascii_whitespace) || blank_behind_prefix(rest);
         let indented = !blank && matches!(rest.first(), Some(b' ' | b'\t'));
         let t = rest.trim_ascii_start();
         let continuation = !blank
@@ -544,6 +544,30 @@ impl LineShape {
             step: rest.starts_with(b"##[group]Run "),
         }
     }
+}
+
+/// The longest line read as a prefix alone ([`blank_behind_prefix`]).
+const MAX_PREFIX_ALONE: usize = 160;
+
+/// A line that is only a collector's prefix (journald, syslog, a container's or a CI
+/// runner's timestamp, `kubectl --prefix`, a process tag, a rank; the program wrote a
+/// blank line): blank, as the paragraph it ends is read. Only a short line shaped like
+/// a prefix alone is parsed (ending `]:` as journald's `ident[pid]:` and torchrun's
+/// `[rank0]:` do, or one bracket or parenthesis from end to end): the stage stays a
+/// byte test on ordinary lines.
+fn blank_behind_prefix(b: &[u8]) -> bool {
+    let t = b.trim_ascii_end();
+    let shaped = t.ends_with(b"]:")
+        || matches!(
+            (t.first(), t.last()),
+            (Some(b'['), Some(b']')) | (Some(b'('), Some(b')'))
+        );
+    shaped
+        && t.len() <= MAX_PREFIX_ALONE
+        && std::str::from_utf8(b)
+            .ok()
+            .and_then(crate::engine::normalize::transport)
+            .is_some_and(|p| p.len >= t.len())
 }
 
 /// The bytes after the timestamp GitHub Actions and `docker logs --timestamps` put before

@@ -521,3 +521,26 @@ fn with_no_runner_status_a_step_that_failed_before_clean_up_steps_holds_the_bloc
     let s = feed_stamped(raw);
     assert_eq!(s.block().map(|b| (b.start, b.end)), Some((2, 2)));
 }
+
+#[test]
+fn a_collectors_prefix_alone_is_a_blank_line() {
+    // the program wrote a blank line; journald, torchrun or Ray put their prefix on it
+    for l in [
+        "Jun 03 10:00:05 gpu-node-3 vllm[216054]: ",
+        "Jun 03 10:00:05 gpu-node-3 vllm[216054]:",
+        "[rank0]: ",
+        "(Worker_TP0 pid=4242) ",
+        "[pod/vllm-7d9f8b6c4-x2x9q/vllm] ",
+    ] {
+        assert!(LineShape::of(l.as_bytes()).blank, "{l:?}");
+    }
+    for l in [
+        "[rank0]: Traceback (most recent call last):",
+        "Traceback (most recent call last):",
+        "[INFO]",
+        "(see above)",
+        "    main(args)",
+    ] {
+        assert!(!LineShape::of(l.as_bytes()).blank, "{l:?}");
+    }
+}
