@@ -330,16 +330,23 @@ impl Widths {
                 return None;
             }
             let t = transport_of(next)?;
-            let message = &next[t.len..];
             let chars = head.chars.checked_sub(columns(&next[..t.len]))?;
-            // the whole line's width is a cut's when the input repeated it; a common
-            // width of the whole line says nothing of its message
-            if !head.learned && !COMMON_WIDTHS.contains(&chars) {
+            // the head's own message: the logical line's, behind its prefix (it ends
+            // where the head does)
+            let message = &first[transport_of(first)?.len..];
+            let common = COMMON_WIDTHS.contains(&chars);
+            // the whole line's width is a cut's when the input repeated it (a common
+            // width of the whole line says nothing of its message); a traceback frame
+            // only at a common width, as on a whole line (a traceback repeats frames of
+            // one width)
+            let frame = message.trim_ascii_start().starts_with(b"File \"");
+            if !common && (!head.learned || frame) {
                 return None;
             }
             let framed = Head {
                 chars,
                 indent: indent_of(message),
+                frame: complete_frame(message),
                 quote: 0,
                 stream: Some(t.stream),
                 ..head

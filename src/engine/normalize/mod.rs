@@ -438,8 +438,8 @@ const TRANSPORT: &[Layer] = &[
 ];
 
 /// A line's transport prefix ([`TRANSPORT`]): its length in bytes and the stream it
-/// names (a hash of host, identifier, unit, pid, process tag and rank; timestamps are
-/// not part of it).
+/// names (the hash of its stream key, [`Stream::key`]'s pieces: process tag and pid,
+/// rank, identifier and pid; timestamps are not part of it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Transport {
     pub len: usize,
@@ -456,13 +456,9 @@ pub fn transport(text: &str) -> Option<Transport> {
         return None;
     }
     let mut h = FNV_OFFSET;
-    for piece in [f.host, f.ident, f.unit, f.worker] {
-        h = fnv1a(h, piece.unwrap_or("").as_bytes());
-        h = fnv1a(h, b"\0");
-    }
-    for n in [f.pid, f.rank] {
-        h = fnv1a(h, n.map_or(u32::MAX, |n| n).to_le_bytes().as_slice());
-    }
+    key_pieces(f.worker, f.rank, f.ident, f.pid, |piece| {
+        h = fnv1a(h, piece.as_bytes())
+    });
     Some(Transport {
         len: start,
         stream: h,

@@ -392,3 +392,10 @@ fn pieces_of_two_streams_behind_their_prefixes_are_not_joined() {
         .collect();
     assert_eq!(logical(&text).len(), 6);
 }
+
+#[test]
+fn a_frame_and_its_source_line_behind_a_prefix_stay_two_lines() {
+    // two frames of one width behind torchrun's prefix, then the second's source line
+    let text = "[rank0]:   File \"/app/train/run_model.py\", line 500, in <module>\n[rank0]:   File \"/app/train/run_model.py\", line 123, in <mainxy>\n[rank0]:     main_entry_point_function(arguments)\n";
+    assert_eq!(logical(text).len(), 3);
+}
