@@ -4,8 +4,9 @@
 //! them knows the class at once from the words ("no kernel image", "unknown value for
 //! --kv-cache-dtype", "has no attribute"). This model reads those words: a multinomial
 //! naive Bayes over hashed token unigrams and bigrams, trained from every signature's
-//! real examples and its necessary literals (which carry a code table's renderings), and
-//! from the corpus's key lines. Benign signatures train a class of their own (`benign`):
+//! real examples, its necessary literals (which carry a code table's renderings) and its
+//! title, from each category guide's title and explanation, and from the corpus's key
+//! lines. Benign signatures train a class of their own (`benign`):
 //! a line a healthy run prints routinely resembles them, and is then no cause.
 //!
 //! Why naive Bayes: a few thousand short documents, twenty classes, features far more

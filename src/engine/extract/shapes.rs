@@ -419,6 +419,20 @@ pub fn native_frame(msg: &str) -> bool {
     false
 }
 
+/// One of [`ERROR_WORDS`] begins a word of `m`, not the inside of another word where a
+/// lower-case letter runs on into it (`terror`, `nonfatal`: a model's generated text in
+/// a training log is full of them); a camel-case name that ends in one (`ValueError`,
+/// `connectionRefused`) still counts.
+fn error_word(m: &str) -> bool {
+    let bytes = m.as_bytes();
+    ERROR_AC.find_iter(m).any(|hit| {
+        let start = hit.start();
+        let inside =
+            start > 0 && bytes[start - 1].is_ascii_lowercase() && bytes[start].is_ascii_lowercase();
+        !inside
+    })
+}
+
 /// Classifies a record that no open block absorbed.
 pub fn classify(rec: &Record) -> Option<FailureKind> {
     let m = rec.message.as_str();
@@ -465,7 +479,7 @@ pub fn classify(rec: &Record) -> Option<FailureKind> {
     }
     // a line with error words and no level: unless the words are no error (a zero
     // count, a passing test, an identifier, an echoed command…)
-    if ERROR_AC.is_match(m) && !crate::engine::steps::benign(m) {
+    if error_word(m) && !crate::engine::steps::benign(m) {
         return Some(FailureKind::ErrorLine);
     }
     None
@@ -551,6 +565,15 @@ mod tests {
             None
         );
         assert_eq!(kind("#3 error: build failed"), Some(ErrorLine));
+        // an error word inside another word is none (a generated sample printed by a
+        // training run: corpus/walar-verl-none-grpo-rollout-steps, line 157)
+        assert_eq!(
+            kind("Now that \"Grieve\" is free to stream, fans of slow-burn terror would be wise"),
+            None
+        );
+        assert_eq!(kind("a nonfatal warning was printed"), None);
+        assert_eq!(kind("got ValueError while reading"), Some(ErrorLine));
+        assert_eq!(kind("terror, then an error"), Some(ErrorLine));
         // the kernel's reports: corpus/llamafactory-host-oom-kernel-soft-lockup-zero3-save,
         // corpus/k8s-device-plugin-hang-timeout-nvc-driver-hung-task (also as a syslog line
         // whose `INFO:` a reader peels as a level: constructed from the same report)
