@@ -614,11 +614,18 @@ impl Assembly<'_> {
             return;
         }
         // failures a signature matched (a benign one, a consequence folded under another)
-        // are not what nothing explains, unless only wrappers matched them
+        // are not what nothing explains, unless only wrappers matched them — and a
+        // wrapper a benign marker explains (the spurious EngineDeadError of a requested
+        // shutdown's teardown) explains its failure: a healthy run's shutdown, buried in
+        // a longer log, was read as the unexplained failure instead of the real one
+        let teardown = |r: &Ranked| {
+            r.folded_under
+                .is_some_and(|c| self.lib.signatures[c].severity == Severity::Benign)
+        };
         let explained: Vec<FailureId> = self
             .ranked
             .iter()
-            .filter(|r| !wrapper(&self.lib.signatures[r.signature]))
+            .filter(|r| !wrapper(&self.lib.signatures[r.signature]) || teardown(r))
             .flat_map(|r| r.failures.iter().copied())
             .collect();
         let Some(i) = crate::engine::infer::infer(self.lib, self.x, &explained) else {

@@ -285,3 +285,38 @@ fn the_committed_calibration_is_the_fit_of_this_knock_out_run() {
     assert_eq!(fresh.points, file.points, "run `crashdoc corpus bless`");
     assert_eq!(fresh.inferred, file.inferred, "run `crashdoc corpus bless`");
 }
+
+/// A requested shutdown's teardown (vLLM's `[shutdown] … trigger received signal=SIGTERM`,
+/// then the API server's spurious `EngineDeadError` of vllm issue #48745) is no failure
+/// for the model to read either: the wrapper a benign marker explains explains its own
+/// failure. With GitHub's copy of long lines (space runs inside them) the teardown's
+/// traceback got an inferred `other` cause on a healthy run.
+#[test]
+fn a_shutdowns_teardown_traceback_is_not_read_as_an_unexplained_failure() {
+    use crashdoc::corpus::metamorph::{self, Ctx};
+    let incident = "dgx-spark-vllm-none-laguna-nvfp4";
+    let text = std::fs::read_to_string(repo(&format!("corpus/{incident}/log.txt")))
+        .expect("the incident's log");
+    let ctx = Ctx {
+        seed: crashdoc::corpus::invariance::SEED,
+        healthy: &[],
+        noise: &[],
+        bury_lines: 0,
+    };
+    let spaced = (metamorph::get("github-space-runs")
+        .expect("the transformation")
+        .apply)(&text, &ctx)
+    .expect("long lines to space");
+    for (how, t) in [("plain", &text), ("space runs", &spaced)] {
+        let d = Engine::new(compiled(), EngineKind::Prefilter).diagnose_text(
+            incident,
+            t,
+            BuildOptions::default(),
+        );
+        assert!(
+            d.causes.is_empty(),
+            "{how}: {:?}",
+            d.causes.iter().map(|c| &c.signature).collect::<Vec<_>>()
+        );
+    }
+}
