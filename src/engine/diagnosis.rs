@@ -655,37 +655,54 @@ impl Assembly<'_> {
     }
 
     /// The cause a category inference gives ([`crate::engine::infer`]): the category's
-    /// guide as its explanation and checks.
+    /// guide as its explanation and checks; for a probable bug, what its structure says
+    /// first ([`bug_steps`]).
     fn inferred(&self, i: &crate::engine::infer::Inference) -> Cause {
         let guide = self.lib.guide(i.category);
         let f = i.failure.and_then(|id| self.by_id.get(&id));
         let what = guide.map_or_else(|| i.category.as_str().to_string(), |g| g.title.clone());
         let (none, no_patterns) = (BTreeMap::new(), BTreeMap::new());
+        let mut remediation = guide.map_or_else(Vec::new, |g| {
+            render_step_list(&g.checks, &none, &no_patterns, None, self.facts)
+        });
+        let mut references = guide.map(|g| g.references.clone()).unwrap_or_default();
+        let mut explain = guide.map(|g| g.explain.clone()).unwrap_or_default();
+        let mut title =
+            format!("probably {what} (inferred from the failure's words; no signature matches)");
+        let mut score = i.probability.min(crate::engine::infer::MAX_SCORE);
+        if let Some(b) = &i.bug {
+            title = b.title();
+            explain = format!("{} {explain}", b.explain());
+            score = crate::engine::infer::BUG_SCORE;
+            let mut steps = bug_steps(b);
+            steps.append(&mut remediation);
+            remediation = steps;
+            references.splice(0..0, b.search_url());
+        }
         Cause {
             rank: 1,
             signature: format!("inferred:{}", i.category.as_str()),
             layer: Some("inferred".to_string()),
-            title: format!(
-                "probably {what} (inferred from the failure's words; no signature matches)"
-            ),
+            title,
             category: i.category,
             severity: Severity::Error,
             confidence: i.confidence,
-            score: (i.probability.min(crate::engine::infer::MAX_SCORE) * 100.0).round() / 100.0,
-            explain: guide.map(|g| g.explain.clone()).unwrap_or_default(),
+            score: (score * 100.0).round() / 100.0,
+            explain,
             environment: Vec::new(),
             evidence: i.evidence.clone(),
             captures: BTreeMap::new(),
-            remediation: guide.map_or_else(Vec::new, |g| {
-                render_step_list(&g.checks, &none, &no_patterns, None, self.facts)
-            }),
-            references: guide.map(|g| g.references.clone()).unwrap_or_default(),
+            remediation,
+            references,
             consequences: Vec::new(),
             similarity: None,
             wrapped_by: None,
             also_matches: Vec::new(),
-            probability: Some((i.probability * 100.0).round() / 100.0),
-            raw_probability: Some(i.raw),
+            probability: i
+                .bug
+                .is_none()
+                .then(|| (i.probability * 100.0).round() / 100.0),
+            raw_probability: i.bug.is_none().then_some(i.raw),
             resembles: i.resembles.clone(),
             attempts: usize::from(f.is_some()),
             streams: f.map(|f| f.streams.clone()).unwrap_or_default(),
@@ -798,4 +815,21 @@ fn render_steps(
     facts: &crate::env::Facts,
 ) -> Vec<RenderedStep> {
     render_step_list(&sig.prose.remediation, captures, patterns, unit, facts)
+}
+
+/// A probable bug's steps ([`crate::engine::infer::bug::Bug::steps`]) as rendered steps:
+/// a command holds a package's import name only (letters, digits, `_`), printed as is.
+fn bug_steps(b: &crate::engine::infer::bug::Bug) -> Vec<RenderedStep> {
+    b.steps()
+        .into_iter()
+        .map(|(description, command)| RenderedStep {
+            description,
+            written: command.as_ref().map(|_| "pip show <package>".to_string()),
+            command,
+            when: None,
+            note: None,
+            template: None,
+            fits: false,
+        })
+        .collect()
 }

@@ -27,6 +27,14 @@
 //! short paste (a message pasted alone, [`Extraction::paste`]) is read whole, at `low`,
 //! when the model is sure of its class (on the knock-out run: no cause 20 → 16, top-1
 //! 275 → 279 of 415). A log a signature explains with confidence costs nothing more.
+//!
+//! A probable bug ([`bug`]): when the failure's structure says the software itself
+//! failed (a `NotImplementedError`, a bare assertion inside an installed package, a package
+//! that cannot import from its own modules) and the model is not at `medium`, the cause
+//! is category `other` at `low`, named after the package and the function, with the query
+//! for the package's issues — not a guess of an environment class from words it lacks.
+
+pub mod bug;
 
 use crate::engine::extract::{shapes, Extraction, Failure, FailureId, FailureKind};
 use crate::engine::ingest::Line;
@@ -42,6 +50,8 @@ pub const MAX_SCORE: f64 = 0.74;
 /// means everywhere (right at least 70 % of the time). The probability is the model's,
 /// mapped through the Platt fit of the knock-out run ([`crate::knowledge::calibrate`]).
 pub const MEDIUM_FROM: f64 = 0.7;
+/// The score of a probable bug ([`bug`]): `low` (below 0.5), as a fallback's.
+pub const BUG_SCORE: f64 = 0.45;
 /// Signatures named as the nearest.
 pub const NEAREST: usize = 3;
 /// A nearest signature less similar than this is not named.
@@ -56,7 +66,7 @@ pub struct Resemblance {
     pub similarity: f64,
 }
 
-/// What the model infers of a failure.
+/// What the model infers of a failure (or, for a probable bug, what its structure says).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Inference {
     pub category: Category,
@@ -69,6 +79,9 @@ pub struct Inference {
     /// The failure read; none for a short paste read whole ([`Extraction::paste`]).
     pub failure: Option<FailureId>,
     pub evidence: Vec<EvidenceLine>,
+    /// The failure's structure says a bug in the software ([`bug`]): category `other`,
+    /// `low`, and no probability of the model (`probability` and `raw` are 0).
+    pub bug: Option<bug::Bug>,
 }
 
 /// How telling a failure's shape is: an exception or a fatal signal (`Some(0)`); a line
@@ -269,11 +282,38 @@ pub fn infer(lib: &Library, x: &Extraction, explained: &[FailureId]) -> Option<I
     let Some(f) = target(x, explained) else {
         return paste(lib, x);
     };
-    let p = model.predict(&text(x, f), focus(f).as_deref(), NEAREST)?;
-    // a routine line's words on an error line: no cause; on an exception (a healthy run
-    // does not end in one), the likeliest failure class, at what the model gives it
+    let p = model.predict(&text(x, f), focus(f).as_deref(), NEAREST);
+    let guess = p.as_ref().and_then(|p| guess(lib, f, p));
+    // a structure that says the software failed (a bare NotImplementedError has no words
+    // to read) outweighs a guess the model is not sure of
+    match bug::probable(f) {
+        Some(b)
+            if guess
+                .as_ref()
+                .is_none_or(|g| g.confidence != Confidence::Medium) =>
+        {
+            Some(Inference {
+                category: Category::Other,
+                probability: 0.0,
+                raw: 0.0,
+                confidence: Confidence::Low,
+                resembles: p.map(|p| resembles(lib, &p)).unwrap_or_default(),
+                failure: Some(f.id),
+                evidence: evidence(f),
+                bug: Some(b),
+            })
+        }
+        _ => guess,
+    }
+}
+
+/// The model's reading of failure `f`: a routine line's words on an error line give no
+/// cause; on an exception (a healthy run does not end in one), the likeliest failure
+/// class, at what the model gives it.
+fn guess(lib: &Library, f: &Failure, p: &Prediction) -> Option<Inference> {
+    let model = lib.model.as_ref()?;
     let exception = shape_rank(f.kind) == Some(0);
-    let (category, raw) = class(&p, exception)?;
+    let (category, raw) = class(p, exception)?;
     let probability = model.calibrated(raw);
     // an error line is a weaker witness than an exception: a healthy run prints some
     let confidence = if probability >= MEDIUM_FROM && exception {
@@ -286,9 +326,10 @@ pub fn infer(lib: &Library, x: &Extraction, explained: &[FailureId]) -> Option<I
         probability,
         raw,
         confidence,
-        resembles: resembles(lib, &p),
+        resembles: resembles(lib, p),
         failure: Some(f.id),
         evidence: evidence(f),
+        bug: None,
     })
 }
 
@@ -341,6 +382,7 @@ fn paste(lib: &Library, x: &Extraction) -> Option<Inference> {
             text: shown.clone(),
             stream: String::new(),
         }],
+        bug: None,
     })
 }
 

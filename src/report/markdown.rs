@@ -75,7 +75,8 @@ pub fn render(d: &Diagnosis) -> String {
     } else if !d.found() {
         let _ = writeln!(
             out,
-            "No known cause found. What the failure's words suggest (layer inferred):\n"
+            "No known cause found. {} (layer inferred):\n",
+            super::text::suggests(d)
         );
     }
     for c in &d.causes {

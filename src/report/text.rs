@@ -653,10 +653,7 @@ pub fn render(d: &Diagnosis, st: Style) -> String {
         // no known cause: the failing block first, then what an inferred cause suggests
         no_cause(&mut out, d, st);
         if !d.causes.is_empty() {
-            let _ = writeln!(
-                out,
-                "\nWhat the failure's words suggest (layer inferred):\n"
-            );
+            let _ = writeln!(out, "\n{} (layer inferred):\n", suggests(d));
         }
     }
     if let Some(f) = &d.first_failure {
@@ -855,6 +852,20 @@ fn failure(out: &mut String, f: &Failure, st: Style) {
     }
 }
 
+/// What the inferred causes read: the failure's words, or (a probable bug alone) the
+/// traceback's structure.
+pub(crate) fn suggests(d: &Diagnosis) -> &'static str {
+    let structure = d
+        .causes
+        .iter()
+        .all(|c| c.layer.as_deref() == Some("inferred") && c.probability.is_none());
+    if structure && !d.causes.is_empty() {
+        "What the failure's structure suggests"
+    } else {
+        "What the failure's words suggest"
+    }
+}
+
 /// One sentence saying how a cause was found, when not by a signature's own conditions.
 fn layer_note(c: &Cause) -> Option<String> {
     let layer = c.layer.as_deref().unwrap_or("signature");
@@ -866,6 +877,9 @@ fn layer_note(c: &Cause) -> Option<String> {
         ("wrapper", _, Some(w)) => Some(format!(
             "layer wrapper: found in the error wrapped by {w}"
         )),
+        ("inferred", _, _) if c.probability.is_none() => Some(
+            "layer inferred: no signature matched; read from the traceback's structure (the exception and the frame that raised it), not from its words".to_string(),
+        ),
         ("inferred", _, _) => Some(format!(
             "layer inferred: no signature matched; the failure's words say {} with probability {:.2}{}",
             c.category.as_str(),

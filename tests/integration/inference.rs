@@ -320,3 +320,71 @@ fn a_shutdowns_teardown_traceback_is_not_read_as_an_unexplained_failure() {
         );
     }
 }
+
+/// A bare `NotImplementedError` has no words for the model; its traceback says the
+/// software failed. Raised in the program's own code (a reward function verl calls): a
+/// probable bug in the program, `low`, category `other`, no model probability, no
+/// issue-tracker query (no package to search).
+#[test]
+fn a_bare_not_implemented_error_in_the_programs_code_is_a_probable_bug() {
+    let d = diagnose("verl-maze-other-ppo-default-compute-score-not-implemented");
+    let top = d.causes.first().expect("a cause");
+    assert_eq!(top.signature, "inferred:other");
+    assert_eq!(top.category, Category::Other);
+    assert_eq!(top.confidence, Confidence::Low);
+    assert_eq!(top.probability, None);
+    assert_eq!(top.raw_probability, None);
+    assert!(
+        top.title.contains("`_default_compute_score`"),
+        "{}",
+        top.title
+    );
+    assert!(top.title.contains("bug in the program"), "{}", top.title);
+    assert!(
+        top.references
+            .iter()
+            .all(|r| !r.starts_with("https://github.com/search")),
+        "{:?}",
+        top.references
+    );
+    assert!(top.remediation.iter().all(|s| s
+        .command
+        .as_deref()
+        .is_none_or(|c| !c.starts_with("pip show"))));
+}
+
+/// Raised inside an installed package (`torch.nn.Module.forward`, never overridden): a
+/// probable bug in `torch` or a use it does not support, with `pip show torch` and the
+/// query for its issues (tests/data/bug/SOURCES.md: deep-person-reid issue 220).
+#[test]
+fn a_not_implemented_error_raised_in_a_library_names_it_and_its_issue_query() {
+    let text = std::fs::read_to_string(repo(
+        "tests/data/bug/deep-person-reid-module-forward-not-implemented.log",
+    ))
+    .expect("the log");
+    let d = Engine::new(compiled(), EngineKind::Prefilter).diagnose_text(
+        "forward",
+        &text,
+        BuildOptions::default(),
+    );
+    let top = d.causes.first().expect("a cause");
+    assert_eq!(top.signature, "inferred:other");
+    assert_eq!(top.confidence, Confidence::Low);
+    assert!(top.title.contains("bug in `torch`"), "{}", top.title);
+    assert!(
+        top.title.contains("`forward` (module.py:103)"),
+        "{}",
+        top.title
+    );
+    let commands: Vec<&str> = top
+        .remediation
+        .iter()
+        .filter_map(|s| s.command.as_deref())
+        .collect();
+    assert_eq!(commands.first(), Some(&"pip show torch"), "{commands:?}");
+    assert_eq!(
+        top.references.first().map(String::as_str),
+        Some("https://github.com/search?type=issues&q=torch%20NotImplementedError%20forward")
+    );
+    assert_eq!(top.evidence.first().map(|e| e.line), Some(10));
+}

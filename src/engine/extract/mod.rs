@@ -54,7 +54,7 @@ pub use model::{
 };
 pub use repeats::Shape;
 pub use shapes::ChainMarker;
-pub use sites::Site;
+pub use sites::{top_package, Site};
 use units::UnitLinks;
 
 /// Builds the shape classifiers' and the cause linker's regexes now
