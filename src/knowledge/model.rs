@@ -6,7 +6,7 @@
 //! naive Bayes over hashed token unigrams and bigrams, trained from every signature's
 //! real examples, its necessary literals (which carry a code table's renderings) and its
 //! title, from each category guide's title and explanation, and from the corpus's key
-//! lines. Benign signatures train a class of their own (`benign`):
+//! lines and stated root causes. Benign signatures train a class of their own (`benign`):
 //! a line a healthy run prints routinely resembles them, and is then no cause.
 //!
 //! Why naive Bayes: a few thousand short documents, twenty classes, features far more
@@ -501,9 +501,15 @@ struct IncidentFile {
     key_line: Option<String>,
     #[serde(default)]
     source: Option<String>,
+    #[serde(default)]
+    root_cause: Option<String>,
 }
 
-/// A corpus's documents: each incident's key line, with its category (`none` has none).
+/// A corpus's documents: each incident's key line and its stated root cause, with its
+/// category (`none` has none; an incident without a key line gives neither). On the
+/// knock-out run (where a held-out incident's documents, and its thread's, are left out
+/// of the model) the root causes took the top-1 category from 285 to 287 of 415; the
+/// stated fixes too gave 286.
 /// A folder or file that cannot be read or parsed gives no document (the corpus's own
 /// loader reports it, located).
 pub fn corpus_docs(dir: &std::path::Path) -> Vec<Doc> {
@@ -528,11 +534,23 @@ pub fn corpus_docs(dir: &std::path::Path) -> Vec<Doc> {
         if f.category == "none" {
             continue;
         }
+        let incident = p.file_name().map(|n| n.to_string_lossy().into_owned());
+        // the root cause as the incident's author stated it: what the failure *is*, in
+        // the class's words (as a signature's title), a document of its own
+        if let Some(r) = f.root_cause.filter(|r| !r.trim().is_empty()) {
+            out.push(Doc {
+                class: f.category.clone(),
+                text: r,
+                signature: None,
+                incident: incident.clone(),
+                source: f.source.clone(),
+            });
+        }
         out.push(Doc {
             class: f.category,
             text: key,
             signature: None,
-            incident: p.file_name().map(|n| n.to_string_lossy().into_owned()),
+            incident,
             source: f.source,
         });
     }
