@@ -12,9 +12,13 @@ use crate::util::{compiled, library, repo};
 fn diagnose(incident: &str) -> crashdoc::engine::diagnosis::Diagnosis {
     let text = std::fs::read_to_string(repo(&format!("corpus/{incident}/log.txt")))
         .expect("the incident's log");
+    diagnose_text(incident, &text)
+}
+
+fn diagnose_text(name: &str, text: &str) -> crashdoc::engine::diagnosis::Diagnosis {
     Engine::new(compiled(), EngineKind::Prefilter).diagnose_text(
-        incident,
-        &text,
+        name,
+        text,
         BuildOptions::default(),
     )
 }
@@ -308,11 +312,7 @@ fn a_shutdowns_teardown_traceback_is_not_read_as_an_unexplained_failure() {
         .apply)(&text, &ctx)
     .expect("long lines to space");
     for (how, t) in [("plain", &text), ("space runs", &spaced)] {
-        let d = Engine::new(compiled(), EngineKind::Prefilter).diagnose_text(
-            incident,
-            t,
-            BuildOptions::default(),
-        );
+        let d = diagnose_text(incident, t);
         assert!(
             d.causes.is_empty(),
             "{how}: {:?}",
@@ -362,11 +362,7 @@ fn a_not_implemented_error_raised_in_a_library_names_it_and_its_issue_query() {
         "tests/data/bug/deep-person-reid-module-forward-not-implemented.log",
     ))
     .expect("the log");
-    let d = Engine::new(compiled(), EngineKind::Prefilter).diagnose_text(
-        "forward",
-        &text,
-        BuildOptions::default(),
-    );
+    let d = diagnose_text("forward", &text);
     let top = d.causes.first().expect("a cause");
     assert_eq!(top.signature, "inferred:other");
     assert_eq!(top.confidence, Confidence::Low);
