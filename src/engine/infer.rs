@@ -126,10 +126,14 @@ fn terminal(x: &Extraction, f: &Failure) -> bool {
 /// A line whose own level is INFO or DEBUG (`NCCL INFO … abortFlag 0`) holds an error
 /// word, not an error: the program says it is fine. A level the log's prefix did not
 /// carry is read from the line's first level word (`NCCL INFO`, `[DEBUG]`, logfmt's
-/// `level=info`; `NCCL_DEBUG=INFO` is a setting, not a level).
+/// `level=info`; `NCCL_DEBUG=INFO` is a setting, not a level) — but for the kernel's
+/// reports, whose `INFO:` is a word of the message ([`shapes::kernel_report`]).
 fn informational(f: &Failure) -> bool {
     if let Some(l) = f.level {
         return matches!(l, Level::Info | Level::Debug);
+    }
+    if shapes::kernel_report(&f.headline) {
+        return false;
     }
     f.headline
         .split(|c: char| c.is_whitespace() || "[]():|".contains(c))

@@ -700,6 +700,19 @@ mod gen {
         )
     }
 
+    fn tensorflow(r: &mut Rng) -> String {
+        let letter = pick(r, &["I", "W", "E", "F", "X"]);
+        let tid = pick(r, &["", " 1234567", "  42"]);
+        let origin = pick(r, &["tensorflow/core/x.cc:314", "x.cc", "a b:1"]);
+        format!(
+            "{} {}{}: {letter}{tid} {origin}]{}",
+            ymd(r),
+            hms(r),
+            frac(r, "."),
+            pick(r, &[" ", ""])
+        )
+    }
+
     fn deepspeed(r: &mut Rng) -> String {
         let lv = level(r);
         let origin = pick(r, &["real_accelerator.py:161:get_accelerator", "", "x]"]);
@@ -765,6 +778,7 @@ mod gen {
         old_torch,
         vllm,
         python_logging,
+        tensorflow,
         deepspeed,
         glog_letter,
         python_basic,

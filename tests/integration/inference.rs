@@ -384,3 +384,22 @@ fn a_not_implemented_error_raised_in_a_library_names_it_and_its_issue_query() {
     );
     assert_eq!(top.evidence.first().map(|e| e.line), Some(10));
 }
+
+/// The kernel's hung-task report begins with `INFO:` (hung_task.c prints it with
+/// `pr_err`): a word of the message, not the line's level. With the signature that names
+/// it left out, the model reads it (it used to be silence: the line was taken for an
+/// informational one).
+#[test]
+fn a_kernel_hung_task_report_is_read_by_the_model() {
+    let names = [
+        "k8s-device-plugin-hang-timeout-nvc-driver-hung-task",
+        "nvidia-driver-hang-timeout-hung-task-rm-rwsem",
+    ];
+    let ks = knocked_out(&names);
+    assert_eq!(ks.len(), names.len());
+    for k in &ks {
+        assert!(!k.removed.is_empty(), "{}: nothing left out", k.name);
+        assert_eq!(k.top_layer.as_deref(), Some("inferred"), "{}", k.name);
+        assert!(k.right, "{}", k.name);
+    }
+}

@@ -363,6 +363,13 @@ pub fn what_line(msg: &str) -> Option<String> {
     WHAT.captures(msg).map(|c| c[1].to_string())
 }
 
+/// The Linux kernel's report of a stuck or crashed kernel ([`KERNEL_REPORT`]): its
+/// `INFO:` (`INFO: task … blocked for more than N seconds.`, which hung_task.c prints with
+/// `pr_err`) is a word of the message, not the line's level.
+pub fn kernel_report(msg: &str) -> bool {
+    KERNEL_REPORT.is_match(msg)
+}
+
 pub fn is_nccl_any(msg: &str) -> bool {
     msg.contains("NCCL") && NCCL_ANY.is_match(msg)
 }

@@ -51,6 +51,11 @@ pub(super) enum Layer {
     /// Python logging's `YYYY-MM-DD HH:MM:SS[,ms] - name - LEVEL - ` → timestamp, origin
     /// (the logger name), level.
     PythonLogging,
+    /// TensorFlow's C++ logger (`tensorflow/core/platform/default/logging.cc`, later
+    /// `tsl`): `YYYY-MM-DD HH:MM:SS.micros: L[ tid] file:N] ` → timestamp, level, origin.
+    /// Its `I` lines are what a healthy start prints (libraries opened, CPU features); a
+    /// line with an error word among them is no failure, and its `E` lines are.
+    Tensorflow,
     /// DeepSpeed: `[YYYY-MM-DD HH:MM:SS,ms] [LEVEL] [origin] ` → timestamp, level, origin.
     DeepSpeed,
     /// glog: `LMMDD HH:MM:SS.frac  tid file:N] ` → level, timestamp, origin.
@@ -94,6 +99,7 @@ pub(super) const ORDER: &[Layer] = &[
     Layer::OldTorch,
     Layer::Vllm,
     Layer::PythonLogging,
+    Layer::Tensorflow,
     Layer::DeepSpeed,
     Layer::GlogLetter,
     Layer::PythonBasic,
@@ -147,7 +153,9 @@ impl Layer {
             Layer::Vllm | Layer::PythonBasic | Layer::LevelColon => {
                 first.is_ascii_uppercase() && level_word(s)
             }
-            Layer::PythonLogging => first.is_ascii_digit() && s.as_bytes().get(4) == Some(&b'-'),
+            Layer::PythonLogging | Layer::Tensorflow => {
+                first.is_ascii_digit() && s.as_bytes().get(4) == Some(&b'-')
+            }
             Layer::GlogLetter => {
                 matches!(first, b'I' | b'W' | b'E' | b'F')
                     && s.as_bytes().get(1).is_some_and(u8::is_ascii_digit)
@@ -171,6 +179,7 @@ impl Layer {
             Layer::OldTorch => old_torch(s),
             Layer::Vllm => bytes::vllm(s),
             Layer::PythonLogging => python_logging(s),
+            Layer::Tensorflow => level_time_origin(&TENSORFLOW, s),
             Layer::DeepSpeed => level_time_origin(&DEEPSPEED, s),
             Layer::GlogLetter => level_time_origin(&GLOG, s),
             Layer::PythonBasic => python_basic(s),
@@ -271,6 +280,10 @@ re!(OLD_TORCH, r"^\[([IWEF]) ([^\]\s]+:[0-9]+)\] ?");
 re!(
     PYLOG,
     r"^([0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:,[0-9]+)?) - (\S+) - (DEBUG|INFO|WARNING|ERROR|CRITICAL) - "
+);
+re!(
+    TENSORFLOW,
+    r"^(?P<ts>[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]{6}): (?P<level>[IWEF])(?: +[0-9]+)? (?P<origin>[^\]\s]+:[0-9]+)\] ?"
 );
 re!(
     DEEPSPEED,

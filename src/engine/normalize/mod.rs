@@ -665,6 +665,29 @@ mod tests {
         assert_eq!(r.message, "up");
     }
 
+    // Source: corpus/tensorflow-container-gpu-unavailable-cuinit-no-device-driver-not-running
+    // (TensorFlow's C++ logger; the second line constructed from its format, with a
+    // thread id, `TF_CPP_LOG_THREAD_ID=1`).
+    #[test]
+    fn tensorflow_logger() {
+        let r = rec("2020-11-11 10:46:37.467224: E tensorflow/stream_executor/cuda/cuda_driver.cc:314] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected");
+        assert_eq!(r.level, Some(Level::Error));
+        assert_eq!(
+            r.origin.as_deref(),
+            Some("tensorflow/stream_executor/cuda/cuda_driver.cc:314")
+        );
+        assert!(r.message.starts_with("failed call to cuInit"));
+        let r = rec("2020-11-11 10:46:37.467224: I 1234567 dso_loader.cc:48] Successfully opened dynamic library libcuda.so.1");
+        assert_eq!(r.level, Some(Level::Info));
+        assert_eq!(
+            r.message,
+            "Successfully opened dynamic library libcuda.so.1"
+        );
+        // Python logging's layout is another layer
+        let r = rec("2020-11-11 10:46:37,467 - x - ERROR - boom");
+        assert_eq!(r.message, "boom");
+    }
+
     #[test]
     fn docker_compose() {
         let r = rec("vllm_1  | RuntimeError: boom");
