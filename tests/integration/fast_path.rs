@@ -179,6 +179,12 @@ mod oracle {
             Join::Inner,
             Bound::None,
         ),
+        // TensorFlow's C++ logger
+        (
+            r"^(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}): (?P<level>[IWEF])(?: +\d+)? (?P<origin>[^\]\s]+:\d+)\] ?",
+            Join::Inner,
+            Bound::None,
+        ),
         // DeepSpeed
         (
             r"^\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+)\] \[(?P<level>LEVELS)\] \[(?P<origin>[^\]]+)\] ",
