@@ -364,6 +364,28 @@ fn pct(n: usize, of: usize) -> f64 {
     }
 }
 
+/// How often the top cause is right at each confidence (issue 28: `high` ≥ 95 % right
+/// under knock-out too): `top causes by confidence: high R/N right, medium …, low …`.
+fn by_confidence(failing: &[&KnockedIncident]) -> String {
+    let parts: Vec<String> = [Confidence::High, Confidence::Medium, Confidence::Low]
+        .iter()
+        .map(|c| {
+            let at: Vec<_> = failing
+                .iter()
+                .filter(|k| k.outcome.top_confidence == Some(*c))
+                .collect();
+            let right = at.iter().filter(|k| k.right).count();
+            format!(
+                "{} {right}/{} right ({:.1} %)",
+                c.as_str(),
+                at.len(),
+                pct(right, at.len())
+            )
+        })
+        .collect();
+    format!("top causes by confidence: {}", parts.join(", "))
+}
+
 /// The knock-out line, the per-category table, code bugs, and the misses by reason.
 pub fn render(ks: &[KnockedIncident]) -> String {
     use std::fmt::Write as _;
@@ -432,6 +454,7 @@ pub fn render(ks: &[KnockedIncident]) -> String {
         medium.iter().filter(|k| k.right).count(),
         medium.len()
     );
+    let _ = writeln!(s, "  {}", by_confidence(&failing));
     let _ = writeln!(s, "\nmisses:");
     for k in ks.iter().filter(|k| k.expects_category() && !k.right) {
         let reason = if k.no_cause() {

@@ -402,4 +402,12 @@ fn a_kernel_hung_task_report_is_read_by_the_model() {
         assert_eq!(k.top_layer.as_deref(), Some("inferred"), "{}", k.name);
         assert!(k.right, "{}", k.name);
     }
+    // an error line's inferred cause is never more than `low`; the report counts them
+    let report = knockout::render(&ks);
+    assert!(
+        report.contains(
+            "top causes by confidence: high 0/0 right (0.0 %), medium 0/0 right (0.0 %), low 2/2 right (100.0 %)"
+        ),
+        "{report}"
+    );
 }
