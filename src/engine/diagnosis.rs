@@ -14,6 +14,23 @@ use crate::engine::remedy::{render_step_list, RenderedStep};
 use crate::knowledge::signature::lazy::LazyRegex;
 use crate::knowledge::signature::{Category, Library, Severity, SigIndex};
 
+/// Words in a capture's name that make its value an environmental fact (a version, a
+/// path, a library or a device): see `Assembly::bug_without_environment`.
+const ENVIRONMENT_FACTS: &[&str] = &[
+    "version",
+    "path",
+    "file",
+    "dir",
+    "lib",
+    "device",
+    "gpu",
+    "driver",
+    "cuda",
+    "arch",
+    "capability",
+    "package",
+];
+
 /// Something that follows from a cause.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Consequence {
@@ -549,6 +566,11 @@ impl Assembly<'_> {
             self.facts,
         );
         let layer = crate::engine::rank::layers::describe(self.lib, r);
+        let score = if self.bug_without_environment(r) {
+            r.score.min(rank::WEIGHTS.cap_low)
+        } else {
+            r.score
+        };
         Cause {
             rank,
             signature: sig.id.clone(),
@@ -558,8 +580,8 @@ impl Assembly<'_> {
             title: fill(&sig.title, &r.captures),
             category: sig.category,
             severity: sig.severity,
-            confidence: Confidence::of(r.score),
-            score: (r.score * 100.0).round() / 100.0,
+            confidence: Confidence::of(score),
+            score: (score * 100.0).round() / 100.0,
             explain: fill(&sig.prose.explain, &r.captures),
             environment: self.environment(sig),
             evidence: r.evidence.clone(),
@@ -581,6 +603,32 @@ impl Assembly<'_> {
             failures: r.failures.clone(),
             spread: self.spread(r),
         }
+    }
+
+    /// An environment signature's match on a failure whose structure says the software
+    /// itself failed ([`crate::engine::infer::bug`]: a `NotImplementedError`, a bare
+    /// assertion inside an installed package, an `ImportError` between a package's own
+    /// modules) that read no environmental fact from the log — no version, path, library
+    /// or device among its captured values: it says `low` (issue 28). The words match an
+    /// environment class; the structure says a bug is as likely, and nothing the match
+    /// read tells the two apart. A usage error with a known fix (`unsupported-config`)
+    /// and a wrapper (`other`) keep their confidence.
+    fn bug_without_environment(&self, r: &Ranked) -> bool {
+        let sig = &self.lib.signatures[r.signature];
+        if matches!(sig.category, Category::Other | Category::UnsupportedConfig)
+            || sig.severity == Severity::Benign
+        {
+            return false;
+        }
+        let fact = r.captures.iter().any(|(name, value)| {
+            let name = name.to_ascii_lowercase();
+            !value.trim().is_empty() && ENVIRONMENT_FACTS.iter().any(|w| name.contains(w))
+        });
+        !fact
+            && r.failures
+                .iter()
+                .filter_map(|id| self.by_id.get(id))
+                .any(|f| crate::engine::infer::bug::probable(f).is_some())
     }
 
     /// A cause that only says a root failed elsewhere ("see the root cause above"): a
@@ -617,7 +665,9 @@ impl Assembly<'_> {
         // are not what nothing explains, unless only wrappers matched them — and a
         // wrapper a benign marker explains (the spurious EngineDeadError of a requested
         // shutdown's teardown) explains its failure: a healthy run's shutdown, buried in
-        // a longer log, was read as the unexplained failure instead of the real one
+        // a longer log, was read as the unexplained failure instead of the real one; and an
+        // environment match that a bug-shaped failure demoted (`bug_without_environment`)
+        // leaves its failure to the structure's reading
         let teardown = |r: &Ranked| {
             r.folded_under
                 .is_some_and(|c| self.lib.signatures[c].severity == Severity::Benign)
@@ -626,6 +676,7 @@ impl Assembly<'_> {
             .ranked
             .iter()
             .filter(|r| !wrapper(&self.lib.signatures[r.signature]) || teardown(r))
+            .filter(|r| !self.bug_without_environment(r))
             .flat_map(|r| r.failures.iter().copied())
             .collect();
         let Some(i) = crate::engine::infer::infer(self.lib, self.x, &explained) else {

@@ -411,3 +411,37 @@ fn a_kernel_hung_task_report_is_read_by_the_model() {
         "{report}"
     );
 }
+
+/// An environment signature that matches a failure whose structure says the software
+/// failed (here an `ImportError` between a package's own modules) and reads no
+/// environmental fact says `low`, and the probable bug is named beside it; the same
+/// signature on another package's missing name (version skew between two packages, a
+/// real log of the corpus) keeps its confidence.
+#[test]
+fn an_environment_match_on_a_bug_shaped_failure_says_low() {
+    // CONSTRUCTED: Python's traceback layout around the message the
+    // python-cannot-import-name signature names, raised inside the package it imports from
+    let log = "Traceback (most recent call last):
+  File \"/app/serve.py\", line 3, in <module>
+    import fancylib.server
+  File \"/usr/lib/python3.11/site-packages/fancylib/server.py\", line 12, in <module>
+    from fancylib.utils import load_weights
+ImportError: cannot import name 'load_weights' from 'fancylib.utils' (/usr/lib/python3.11/site-packages/fancylib/utils.py)
+";
+    let d = diagnose_text("self-import", log);
+    let top = d.causes.first().expect("a cause");
+    assert_eq!(top.signature, "python-cannot-import-name");
+    assert_eq!(top.confidence, Confidence::Low, "{top:?}");
+    assert!(top.score < 0.5, "{}", top.score);
+    assert!(
+        d.causes
+            .iter()
+            .any(|c| c.signature == "inferred:other" && c.title.contains("fancylib")),
+        "{:?}",
+        d.causes.iter().map(|c| &c.title).collect::<Vec<_>>()
+    );
+    let d = diagnose("vllm-ascend-import-error");
+    let top = d.causes.first().expect("a cause");
+    assert_eq!(top.signature, "python-cannot-import-name");
+    assert_eq!(top.confidence, Confidence::High);
+}
