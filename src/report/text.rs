@@ -878,7 +878,7 @@ fn layer_note(c: &Cause) -> Option<String> {
             "layer wrapper: found in the error wrapped by {w}"
         )),
         ("inferred", _, _) if c.probability.is_none() => Some(
-            "layer inferred: no signature matched; read from the traceback's structure (the exception and the frame that raised it), not from its words".to_string(),
+            "layer inferred: read from the traceback's structure (the exception and the frame that raised it), not from its words".to_string(),
         ),
         ("inferred", _, _) => Some(format!(
             "layer inferred: no signature matched; the failure's words say {} with probability {:.2}{}",

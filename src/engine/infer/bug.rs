@@ -163,16 +163,16 @@ impl Bug {
         let place = self.place();
         match self.shape {
             Shape::Unimplemented if self.package.is_none() => format!(
-                "probably a bug in the program: {place} raised NotImplementedError, a code path it does not implement (read from the traceback; no signature matches)"
+                "probably a bug in the program: {place} raised NotImplementedError, a code path it does not implement (read from the traceback's structure)"
             ),
             Shape::Unimplemented => format!(
-                "probably a bug in {whose} or a use it does not support: {place} raised NotImplementedError (read from the traceback; no signature matches)"
+                "probably a bug in {whose} or a use it does not support: {place} raised NotImplementedError (read from the traceback's structure)"
             ),
             Shape::Assertion => format!(
-                "probably a bug in {whose} or a use it does not check for: an assertion in {place} failed (read from the traceback; no signature matches)"
+                "probably a bug in {whose} or a use it does not check for: an assertion in {place} failed (read from the traceback's structure)"
             ),
             Shape::SelfImport => format!(
-                "probably a broken install of {whose} or a bug in it: one of its modules cannot import a name from another (read from the traceback; no signature matches)"
+                "probably a broken install of {whose} or a bug in it: one of its modules cannot import a name from another (read from the traceback's structure)"
             ),
         }
     }
