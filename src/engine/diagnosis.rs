@@ -15,7 +15,7 @@ use crate::knowledge::signature::lazy::LazyRegex;
 use crate::knowledge::signature::{Category, Library, Severity, SigIndex};
 
 /// Words in a capture's name that make its value an environmental fact (a version, a
-/// path, a library or a device): see `Assembly::bug_without_environment`.
+/// path, a library or a device): see [`bug_without_environment`].
 const ENVIRONMENT_FACTS: &[&str] = &[
     "version",
     "path",
@@ -30,6 +30,36 @@ const ENVIRONMENT_FACTS: &[&str] = &[
     "capability",
     "package",
 ];
+
+/// An environment signature's match on a failure whose structure says the software
+/// itself failed ([`crate::engine::infer::bug`]: a `NotImplementedError`, a bare
+/// assertion inside an installed package, an `ImportError` between a package's own
+/// modules) that read no environmental fact from the log — no version, path, library
+/// or device among its captured values: it says `low` (issue 28). The words match an
+/// environment class; the structure says a bug is as likely, and nothing the match
+/// read tells the two apart. A usage error with a known fix (`unsupported-config`)
+/// and a wrapper (`other`) keep their confidence.
+fn bug_without_environment(
+    lib: &Library,
+    by_id: &BTreeMap<FailureId, &Failure>,
+    r: &Ranked,
+) -> bool {
+    let sig = &lib.signatures[r.signature];
+    if matches!(sig.category, Category::Other | Category::UnsupportedConfig)
+        || sig.severity == Severity::Benign
+    {
+        return false;
+    }
+    let fact = r.captures.iter().any(|(name, value)| {
+        let name = name.to_ascii_lowercase();
+        !value.trim().is_empty() && ENVIRONMENT_FACTS.iter().any(|w| name.contains(w))
+    });
+    !fact
+        && r.failures
+            .iter()
+            .filter_map(|id| by_id.get(id))
+            .any(|f| crate::engine::infer::bug::probable(f).is_some())
+}
 
 /// Something that follows from a cause.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -449,12 +479,19 @@ impl Diagnosis {
         facts: crate::env::Facts,
     ) -> Diagnosis {
         rank::order(lib, &x, &mut ranked);
+        let by_id: BTreeMap<FailureId, &Failure> = x.failures.iter().map(|f| (f.id, f)).collect();
+        let demoted = ranked
+            .iter()
+            .filter(|r| bug_without_environment(lib, &by_id, r))
+            .map(|r| r.signature)
+            .collect();
         let cx = Assembly {
             lib,
             x: &x,
             ranked: &ranked,
-            by_id: x.failures.iter().map(|f| (f.id, f)).collect(),
+            by_id,
             facts: &facts,
+            demoted,
         };
         let mut noise = Vec::new();
         let mut causes: Vec<Cause> = Vec::new();
@@ -531,6 +568,9 @@ struct Assembly<'a> {
     ranked: &'a [Ranked],
     by_id: BTreeMap<FailureId, &'a Failure>,
     facts: &'a crate::env::Facts,
+    /// The environment signatures a bug-shaped failure demotes to `low`
+    /// ([`bug_without_environment`]), read once for the cause and for inference.
+    demoted: std::collections::BTreeSet<SigIndex>,
 }
 
 impl Assembly<'_> {
@@ -566,7 +606,7 @@ impl Assembly<'_> {
             self.facts,
         );
         let layer = crate::engine::rank::layers::describe(self.lib, r);
-        let score = if self.bug_without_environment(r) {
+        let score = if self.demoted.contains(&r.signature) {
             r.score.min(rank::WEIGHTS.cap_low)
         } else {
             r.score
@@ -605,32 +645,6 @@ impl Assembly<'_> {
         }
     }
 
-    /// An environment signature's match on a failure whose structure says the software
-    /// itself failed ([`crate::engine::infer::bug`]: a `NotImplementedError`, a bare
-    /// assertion inside an installed package, an `ImportError` between a package's own
-    /// modules) that read no environmental fact from the log — no version, path, library
-    /// or device among its captured values: it says `low` (issue 28). The words match an
-    /// environment class; the structure says a bug is as likely, and nothing the match
-    /// read tells the two apart. A usage error with a known fix (`unsupported-config`)
-    /// and a wrapper (`other`) keep their confidence.
-    fn bug_without_environment(&self, r: &Ranked) -> bool {
-        let sig = &self.lib.signatures[r.signature];
-        if matches!(sig.category, Category::Other | Category::UnsupportedConfig)
-            || sig.severity == Severity::Benign
-        {
-            return false;
-        }
-        let fact = r.captures.iter().any(|(name, value)| {
-            let name = name.to_ascii_lowercase();
-            !value.trim().is_empty() && ENVIRONMENT_FACTS.iter().any(|w| name.contains(w))
-        });
-        !fact
-            && r.failures
-                .iter()
-                .filter_map(|id| self.by_id.get(id))
-                .any(|f| crate::engine::infer::bug::probable(f).is_some())
-    }
-
     /// A cause that only says a root failed elsewhere ("see the root cause above"): a
     /// wrapper signature (`consequence_of`) of no category of its own.
     fn wraps(&self, c: &Cause) -> bool {
@@ -666,7 +680,7 @@ impl Assembly<'_> {
         // wrapper a benign marker explains (the spurious EngineDeadError of a requested
         // shutdown's teardown) explains its failure: a healthy run's shutdown, buried in
         // a longer log, was read as the unexplained failure instead of the real one; and an
-        // environment match that a bug-shaped failure demoted (`bug_without_environment`)
+        // environment match that a bug-shaped failure demoted ([`bug_without_environment`])
         // leaves its failure to the structure's reading
         let teardown = |r: &Ranked| {
             r.folded_under
@@ -676,7 +690,7 @@ impl Assembly<'_> {
             .ranked
             .iter()
             .filter(|r| !wrapper(&self.lib.signatures[r.signature]) || teardown(r))
-            .filter(|r| !self.bug_without_environment(r))
+            .filter(|r| !self.demoted.contains(&r.signature))
             .flat_map(|r| r.failures.iter().copied())
             .collect();
         let Some(i) = crate::engine::infer::infer(self.lib, self.x, &explained) else {

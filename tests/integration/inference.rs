@@ -23,6 +23,11 @@ fn diagnose_text(name: &str, text: &str) -> crashdoc::engine::diagnosis::Diagnos
     )
 }
 
+/// The signatures of a diagnosis's causes, in order (for failure messages).
+fn ids(d: &crashdoc::engine::diagnosis::Diagnosis) -> Vec<&str> {
+    d.causes.iter().map(|c| c.signature.as_str()).collect()
+}
+
 /// A real failure no signature names (vLLM refusing a prompt longer than the context,
 /// in its own words) gets its category from the words, never `high`, with the
 /// category's guide and the signatures it resembles.
@@ -78,11 +83,7 @@ fn a_healthy_log_with_routine_error_lines_gets_no_inferred_cause() {
         "club-3090-none-2",
     ] {
         let d = diagnose(incident);
-        assert!(
-            d.causes.is_empty(),
-            "{incident}: {:?}",
-            d.causes.iter().map(|c| &c.signature).collect::<Vec<_>>()
-        );
+        assert!(d.causes.is_empty(), "{incident}: {:?}", ids(&d));
     }
 }
 
@@ -204,7 +205,7 @@ fn the_call_nccl_names_after_last_error_is_the_root_of_its_system_error() {
             .iter()
             .all(|c| c.layer.as_deref() != Some("inferred")),
         "{:?}",
-        d.causes.iter().map(|c| &c.signature).collect::<Vec<_>>()
+        ids(&d)
     );
 }
 
@@ -313,11 +314,7 @@ fn a_shutdowns_teardown_traceback_is_not_read_as_an_unexplained_failure() {
     .expect("long lines to space");
     for (how, t) in [("plain", &text), ("space runs", &spaced)] {
         let d = diagnose_text(incident, t);
-        assert!(
-            d.causes.is_empty(),
-            "{how}: {:?}",
-            d.causes.iter().map(|c| &c.signature).collect::<Vec<_>>()
-        );
+        assert!(d.causes.is_empty(), "{how}: {:?}", ids(&d));
     }
 }
 

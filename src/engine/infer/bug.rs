@@ -161,20 +161,21 @@ impl Bug {
     pub fn title(&self) -> String {
         let whose = self.whose();
         let place = self.place();
-        match self.shape {
+        let what = match self.shape {
             Shape::Unimplemented if self.package.is_none() => format!(
-                "probably a bug in the program: {place} raised NotImplementedError, a code path it does not implement (read from the traceback's structure)"
+                "probably a bug in the program: {place} raised NotImplementedError, a code path it does not implement"
             ),
             Shape::Unimplemented => format!(
-                "probably a bug in {whose} or a use it does not support: {place} raised NotImplementedError (read from the traceback's structure)"
+                "probably a bug in {whose} or a use it does not support: {place} raised NotImplementedError"
             ),
             Shape::Assertion => format!(
-                "probably a bug in {whose} or a use it does not check for: an assertion in {place} failed (read from the traceback's structure)"
+                "probably a bug in {whose} or a use it does not check for: an assertion in {place} failed"
             ),
             Shape::SelfImport => format!(
-                "probably a broken install of {whose} or a bug in it: one of its modules cannot import a name from another (read from the traceback's structure)"
+                "probably a broken install of {whose} or a bug in it: one of its modules cannot import a name from another"
             ),
-        }
+        };
+        format!("{what} (read from the traceback's structure)")
     }
 
     /// What the structure says, before the category's guide.
