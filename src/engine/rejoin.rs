@@ -18,7 +18,10 @@
 //!   there. `W` is a common width or the longest line seen so far.
 //!   A head shorter than [`MIN_SOFT`] (down to [`MIN_SHORT_SOFT`]) is one only before
 //!   a line that is a single word: a long word (a path, a URL, a hash) is moved whole,
-//!   and cut when longer than a line, however short the head.
+//!   and cut when longer than a line, however short the head; or before the rest of a
+//!   prefix the cut split (the two pieces joined start with a prefix that [`normalize`]
+//!   reads past the head: TensorFlow's `2020-11-11 10:46:37.467224: E ` cut before its
+//!   `cuda_driver.cc:314] `, a head with no message of its own).
 //!
 //! Both need the width to be consistent with the input seen so far (no line was longer
 //! than `W + 1`: a log cut at `W` has no longer line), and a next line that continues
@@ -385,9 +388,12 @@ impl Widths {
         let width = width.or_else(|| {
             let word = columns(body.split(|b| *b == b' ').next().unwrap_or(body));
             let w = self.soft_width(head.chars, word)?;
-            // a short head only before a line that is one word (which did not fit after it)
+            // a short head only before a line that is one word (which did not fit after it),
+            // or before the rest of a prefix the cut split (TensorFlow's `… .467224: E `
+            // cut before its `file.cc:314] `)
             let one_word = !body.trim_ascii_end().contains(&b' ');
-            (head.soft || (head.short_soft && one_word)).then_some((w, Join::Soft))
+            let short = head.short_soft && (one_word || prefix_spans(first, body));
+            (head.soft || short).then_some((w, Join::Soft))
         });
         let (w, join) = width?;
         // a frame and its source line, indented under it, are Python's layout
@@ -484,6 +490,22 @@ fn message_of(head: &[u8], next: &[u8]) -> bool {
     let h = read(head);
     let n = read(next);
     h.message.trim().is_empty() && h.message.len() != h.raw.len() && n.message.len() == n.raw.len()
+}
+
+/// Whether the head and the next line's text, joined, start with a prefix [`normalize`]
+/// reads that ends past the head: the cut fell inside the prefix (a stamp and a level
+/// whose origin moved to the next line), so the head has no message of its own.
+fn prefix_spans(head: &[u8], body: &[u8]) -> bool {
+    let head = crate::engine::ingest::clean_text(head);
+    let mut text = head.trim_start().to_string();
+    let kept = text.trim_end().len();
+    text.push_str(&crate::engine::ingest::clean_text(body.trim_ascii_end()));
+    let rec = normalize::normalize(Line {
+        number: 0,
+        text,
+        truncated: 0,
+    });
+    rec.raw.len().saturating_sub(rec.message.len()) > kept
 }
 
 /// A date (`2023-02-02`, `2023/02/02`), a time (`07:33:14`) or a bracket opening on a

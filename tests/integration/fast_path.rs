@@ -89,6 +89,9 @@ mod oracle {
         BracketWithin(usize),
         /// No syslog prefix reads at the same point.
         NoSyslog,
+        /// The match, when it ends with the closing bracket, is not followed by
+        /// punctuation (`(OOM), …` is prose).
+        NoPunctAfter,
     }
 
     struct Layer {
@@ -148,7 +151,7 @@ mod oracle {
         (
             r"^\((?P<worker>[A-Za-z][A-Za-z0-9_]*)(?: pid=(?P<pid>\d+))?(?:, ip=[0-9A-Fa-f.:]+)?\) ?",
             Join::Nested,
-            Bound::None,
+            Bound::NoPunctAfter,
         ),
         (
             r"^\[(?:rank|default)(?P<rank>\d+)\]: ?",
@@ -260,6 +263,10 @@ mod oracle {
             Bound::BarWithin(n) => whole.len() - 2 < n,
             Bound::BracketWithin(n) => whole.find(" [").is_some_and(|i| i + 1 < n),
             Bound::NoSyslog => !SYSLOG_RE.is_match(s),
+            Bound::NoPunctAfter => {
+                whole.ends_with(' ')
+                    || !matches!(s[whole.len()..].chars().next(), Some(',' | '.' | ';' | ':'))
+            }
         }
     }
 
@@ -646,7 +653,7 @@ mod gen {
         );
         let pid = pick(r, &["", " pid=", " pid=216054", " pid=4294967296"]);
         let ip = pick(r, &["", ", ip=10.0.0.2", ", ip=", ", ip=fe80::1"]);
-        format!("({tag}{pid}{ip}){}", pick(r, &[" ", ""]))
+        format!("({tag}{pid}{ip}){}", pick(r, &[" ", "", ", ", ":"]))
     }
 
     fn rank(r: &mut Rng) -> String {

@@ -179,6 +179,12 @@ pub fn proc_tag(s: &str) -> Option<Read<'_>> {
         return None;
     }
     i += 1;
+    // a parenthesised word that punctuation follows is prose (`(OOM), 0 Workers
+    // crashed`, a wrap's continuation), never a tag: a process tag ends with a space or
+    // the line
+    if matches!(b.get(i), Some(b',' | b'.' | b';' | b':')) {
+        return None;
+    }
     if b.get(i) == Some(&b' ') {
         i += 1;
     }

@@ -399,3 +399,26 @@ fn a_frame_and_its_source_line_behind_a_prefix_stay_two_lines() {
     let text = "[rank0]:   File \"/app/train/run_model.py\", line 500, in <module>\n[rank0]:   File \"/app/train/run_model.py\", line 123, in <mainxy>\n[rank0]:     main_entry_point_function(arguments)\n";
     assert_eq!(logical(text).len(), 3);
 }
+
+#[test]
+fn a_soft_wrap_inside_a_logger_prefix_is_rejoined() {
+    // TensorFlow's C++ logger line (format of tensorflow/core/platform/default/logging.cc)
+    // cut at a space before its origin: the short head is a stamp and a level only
+    let line = "2020-11-11 10:46:37.467224: E tensorflow/stream_executor/cuda/cuda_driver.cc:314] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected";
+    let text = format!("{}\n", soft(line, 80, ""));
+    assert!(text.lines().next().is_some_and(|h| h.len() < MIN_SOFT));
+    assert_eq!(texts(&logical(&text)), [line]);
+    // a short line ending with a space before an ordinary sentence stays apart
+    let text = "2020-11-11 10:46:37.467224: E \nthe next line is a sentence of its own\n";
+    assert_eq!(logical(text).len(), 2);
+}
+
+#[test]
+fn a_parenthesised_word_before_punctuation_continues_a_wrap() {
+    // Ray's raylet summary cut at 80 columns before `(OOM),`: no process tag is
+    // followed by a comma
+    let line = "node_manager.cc:3064: 12 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node";
+    let text = format!("{}\n", soft(line, 80, ""));
+    assert!(text.lines().nth(1).is_some_and(|l| l.starts_with("(OOM),")));
+    assert_eq!(texts(&logical(&text)), [line]);
+}
