@@ -248,18 +248,31 @@ fn frames_line(open: &mut Open, rec: &Record) -> Step {
         open.absorb(rec);
         return Step::Absorbed;
     }
-    if let Some((ty, m)) = shapes::exception_line(msg) {
+    if let Some((ty, m)) = shapes::exception_line(msg).filter(|(ty, _)| python_type(ty)) {
         open.absorb(rec);
         open.push_exception(ty, m, rec);
         open.state = State::Message { blank: false };
         return Step::Absorbed;
     }
-    // a wrapped fragment of the previous line (copied from a narrow terminal)
+    // a wrapped fragment of the previous line (copied from a narrow terminal), or another
+    // stream's line interleaved among the frames
     open.absorb(rec);
     Step::Absorbed
 }
 
-/// A line after an exception line: a chain marker, a continued message, or the end (a frame right after a one-line message means that line was a wrapped fragment).
+/// Whether a traceback's exception line can name `ty`: Python prints a builtin's name
+/// (all capitalised) or a class's module-qualified name (`torch.OutOfMemoryError`, a
+/// lowercase class in a lowercase module: `socket.timeout`). A bare lowercase word
+/// before a colon (`llama_perf_context_print: eval time = …`) or a class's method
+/// (`Llama.generate: 458 prefix-match found …`) is another stream's line.
+pub(super) fn python_type(ty: &str) -> bool {
+    let upper = |s: &str| s.starts_with(|c: char| c.is_ascii_uppercase());
+    let last = ty.rsplit('.').next().unwrap_or(ty);
+    let module = ty.split('.').next().unwrap_or(ty);
+    upper(last) || (ty.contains('.') && !upper(module))
+}
+
+/// A line after an exception line: a chain marker, a continued message, or the end (a frame right after the message means it was a wrapped fragment or an interleaved line).
 fn message_line(open: &mut Open, rec: &Record, blank: bool) -> Step {
     let msg = rec.message.as_str();
     if let Some(marker) = shapes::chain_marker(msg) {
@@ -269,8 +282,17 @@ fn message_line(open: &mut Open, rec: &Record, blank: bool) -> Step {
         return Step::Absorbed;
     }
     if let Some(f) = shapes::frame(msg) {
-        if open.msg_lines == 1 && !blank && open.kind == FailureKind::Traceback {
-            // what looked like the exception line was a wrapped fragment
+        let quoted = open
+            .chain
+            .last()
+            .is_some_and(|e| e.message.contains("Traceback (most recent call last)"));
+        if !blank && open.kind == FailureKind::Traceback && (open.msg_lines == 1 || !quoted) {
+            // Python prints no frame right after an exception's message (a header or a
+            // chain marker comes first) unless the message quotes a traceback on lines
+            // of its own (PyTorch's `Caught … in replica 0` then `Original Traceback
+            // (most recent call last):`): what looked like the exception line was a
+            // wrapped fragment, or another stream's line interleaved among the frames
+            // (its lines and the frame's source line after it were read as a message)
             if let Some(e) = open.chain.pop() {
                 open.frames = e.frames;
                 open.follows = e.follows;

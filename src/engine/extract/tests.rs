@@ -132,6 +132,46 @@ fn the_next_runs_output_does_not_continue_an_exception_message() {
     );
 }
 
+/// Another process's lines interleaved among a traceback's frames (CONSTRUCTED from
+/// lines of corpus/trl-none-grpo-vlm-ctrl-c-during-generation and of the llama.cpp
+/// server's healthy log in the corpus, as `corpus run --metamorphic`'s
+/// interleave-healthy does): a bare lowercase word or a class's method before a colon is
+/// no exception type, and a frame after what was read as a message means it was none.
+#[test]
+fn lines_interleaved_among_frames_are_not_the_exception() {
+    let x = extract_text(concat!(
+        "Traceback (most recent call last):\n",
+        "  File \"grpo_vlm.py\", line 660, in <module>\n",
+        "llama_perf_context_print:        eval time =  150190.99 ms /   531 runs\n",
+        "    trainer.train()\n",
+        "Llama.generate: 458 prefix-match found but partial kv removal not supported\n",
+        "  File \"trainer.py\", line 2325, in train\n",
+        "INFO:     127.0.0.1:58674 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n",
+        "    return inner_training_loop(\n",
+        "  File \"trainer.py\", line 2674, in _inner_training_loop\n",
+        "llama_perf_context_print:       total time =  167071.61 ms /  1374 tokens\n",
+        "    raise ValueError(\"boom\")\n",
+        "ValueError: boom\n",
+    ));
+    let tb: Vec<_> = x.failures.iter().filter(|f| !f.chain.is_empty()).collect();
+    assert_eq!(tb.len(), 1, "{:#?}", x.failures);
+    let e = tb[0].chain.last().expect("exception");
+    assert_eq!(
+        (e.exception_type.as_str(), e.message.as_str()),
+        ("ValueError", "boom")
+    );
+    assert_eq!(e.frames.len(), 3, "{e:#?}");
+    // module-qualified lowercase classes are exceptions still
+    for (ty, yes) in [
+        ("socket.timeout", true),
+        ("torch.OutOfMemoryError", true),
+        ("ValueError", true),
+        ("llama_perf_context_print", false),
+        ("Llama.generate", false),
+    ] {
+        assert_eq!(super::block::python_type(ty), yes, "{ty}");
+    }
+}
 #[test]
 fn occurrences_listed_over_all_failures_are_bounded_and_counted() {
     // CONSTRUCTED: 100 distinct errors (named by letters: digits are blanked when

@@ -708,7 +708,11 @@ mod tests {
         assert_eq!(r.message, "hi");
         // a parenthesised word that punctuation follows is prose (CONSTRUCTED: the
         // second piece of Ray's raylet summary wrapped before `(OOM),`)
-        for prose in ["(OOM), 0 Workers crashed", "(default). Use", "(see below): x"] {
+        for prose in [
+            "(OOM), 0 Workers crashed",
+            "(default). Use",
+            "(see below): x",
+        ] {
             let r = rec(prose);
             assert_eq!(r.message, prose);
             assert_eq!(r.stream.worker, None);
