@@ -250,3 +250,23 @@ fn completes_on_a_signature_that_is_not_benign_is_e018() {
         "{err}"
     );
 }
+
+// Source of the traceback: corpus/frnet-port-in-use-dist-master-port (its last frame and
+// exception line). CONSTRUCTED: a line of the llama.cpp server's healthy log in the corpus
+// right after the exception line, as another process writing to the same terminal leaves
+// it, which the parse reads as the message's second line.
+#[test]
+fn an_interleaved_line_after_the_exception_keeps_its_first_line_matchable() {
+    let lib = library();
+    let log = "\
+Traceback (most recent call last):
+  File \"/home/guye/anaconda3/envs/xavier37/lib/python3.7/site-packages/torch/distributed/rendezvous.py\", line 190, in _env_rendezvous_handler
+    store = TCPStore(master_addr, master_port, world_size, start_daemon, timeout)
+RuntimeError: Address already in use
+llama_perf_context_print:        load time =       0.58 ms
+";
+    assert_eq!(
+        top(lib, log).as_deref(),
+        Some("torch-distributed-store-port-in-use")
+    );
+}

@@ -9,7 +9,8 @@
 //! tries these readings, at a lower place weight ([`super::Place::FailureText`]):
 //!
 //! - each exception headline *folded*: whitespace runs made one space, or runs of two or
-//!   more spaces removed (the in-word wrap);
+//!   more spaces removed (the in-word wrap); and a multi-line message's first line alone
+//!   (the lines after it may be another process's, interleaved);
 //! - when the parse found no exception in the failure (a traceback cut off before its
 //!   exception line, an error line, an NCCL block): each line of the failure that is
 //!   not a frame, a frame's source line or a traceback header, with its prefixes
@@ -139,6 +140,12 @@ pub fn readings(f: &Failure) -> Vec<Reading> {
         parsed = true;
         for t in folds(&e.headline()) {
             push(e.line, t, Some(i), &mut out);
+        }
+        // a multi-line message's first line alone: the lines after it may be another
+        // stream's, interleaved before the next record closed the message
+        if let Some((first, _)) = e.message.split_once('\n') {
+            let head = format!("{}: {}", e.exception_type, first.trim_end());
+            push(e.line, head, Some(i), &mut out);
         }
     }
     if parsed {
