@@ -102,8 +102,9 @@ pub fn masked_words(msg: &str) -> Vec<String> {
 }
 
 /// What a message names: the file of each path to a file with an extension (its stem and
-/// its folder: `lmcache` and `c_ops` of `…/lmcache/c_ops.cpython-312-x86_64-linux-gnu.so`)
-/// and each callable (`loraconfig` of `LoraConfig.__init__()`), lower-cased. Masking keeps them out of the
+/// its folder: `lmcache` and `c_ops` of `…/lmcache/c_ops.cpython-312-x86_64-linux-gnu.so`),
+/// each callable (`loraconfig` of `LoraConfig.__init__()`) and each C++ type
+/// (`bad_alloc` of `'std::bad_alloc'`), lower-cased. Masking keeps them out of the
 /// shingles, so two messages of one shape about different libraries look alike; a fuzzy
 /// match must not lend one library's advice to another's failure: when both messages name
 /// something, they must share a name.
@@ -132,6 +133,11 @@ pub fn named(msg: &str) -> HashSet<String> {
         } else if let Some((callee, _)) = raw.split_once('(') {
             for part in callee.split('.').filter(|p| !p.starts_with("__")) {
                 keep(part);
+            }
+        } else if let Some(last) = raw.rsplit_once("::").map(|(_, l)| l) {
+            // a C++ type (`std::bad_alloc`, `c10::Error`): what an abort threw
+            if last.starts_with(|c: char| c.is_ascii_alphabetic()) {
+                keep(last);
             }
         }
     }
@@ -362,5 +368,11 @@ mod tests {
         let peft = "TypeError: LoraConfig.__init__() got an unexpected keyword argument 'trainable_token_indices'";
         assert_eq!(named(peft), HashSet::from(["loraconfig".to_string()]));
         assert!(named("RuntimeError: CUDA error: out of memory").is_empty());
+        // an abort names the C++ type it threw (Source: the std::terminate line of
+        // corpus/accelerate-hang-timeout-nccl-allreduce-end-of-epoch), so it does not
+        // resemble another type's abort; an IPv6 address names nothing
+        let abort = "terminate called after throwing an instance of 'std::runtime_error'";
+        assert_eq!(named(abort), HashSet::from(["runtime_error".to_string()]));
+        assert!(named("failed to bind to [::]:29500").is_empty());
     }
 }
