@@ -306,10 +306,13 @@ impl Widths {
     /// The common width a soft-wrapped head of `chars` columns was cut at, when one
     /// fits: a width `W` with `chars - 1 <= W < chars + word` (the head, perhaps with its
     /// space in column `W + 1`, fit; the next word did not), no line seen longer than
-    /// `W + 1`. (An uncommon width is not learned for soft wraps: their lines have no
+    /// `W + 1`, and the next line (`next` columns) within it too: the narrowest such
+    /// width (a head of 98 columns before a word of 63 and a line of 136 was cut at 160,
+    /// not 100). (An uncommon width is not learned for soft wraps: their lines have no
     /// one length to repeat.)
-    fn soft_width(&self, chars: usize, word: usize) -> Option<usize> {
-        let fits = |w: usize| chars <= w + 1 && chars + word > w && self.max <= w + 1;
+    fn soft_width(&self, chars: usize, word: usize, next: usize) -> Option<usize> {
+        let fits =
+            |w: usize| chars <= w + 1 && chars + word > w && self.max <= w + 1 && next <= w + 1;
         COMMON_WIDTHS.iter().copied().find(|&w| fits(w))
     }
 
@@ -387,7 +390,7 @@ impl Widths {
         };
         let width = width.or_else(|| {
             let word = columns(body.split(|b| *b == b' ').next().unwrap_or(body));
-            let w = self.soft_width(head.chars, word)?;
+            let w = self.soft_width(head.chars, word, cols)?;
             // a short head only before a line that is one word (which did not fit after it),
             // or before the rest of a prefix the cut split (TensorFlow's `… .467224: E `
             // cut before its `file.cc:314] `)

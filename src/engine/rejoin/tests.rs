@@ -422,3 +422,14 @@ fn a_parenthesised_word_before_punctuation_continues_a_wrap() {
     assert!(text.lines().nth(1).is_some_and(|l| l.starts_with("(OOM),")));
     assert_eq!(texts(&logical(&text)), [line]);
 }
+
+#[test]
+fn a_soft_wrap_is_read_at_the_narrowest_width_that_holds_both_pieces() {
+    // pip's disk-full line (Source: corpus/ultralytics-ros-github-actions-disk-full-pip-libtorch-python)
+    // cut at 160 columns before a 63-column path: 100 columns would fit the head and
+    // not the word, but not the continuation either
+    let line = "ERROR: Could not install packages due to an EnvironmentError: [Errno 28] No space left on device: '/tmp/pip-unpacked-wheel-38i3wtow/torch/lib/libtorch_python.so' -> '/usr/local/lib/python3.8/dist-packages/torch/lib/libtorch_python.so'";
+    let text = format!("{}\n", soft(line, 160, ""));
+    assert_eq!(text.lines().count(), 2);
+    assert_eq!(texts(&logical(&text)), [line]);
+}
