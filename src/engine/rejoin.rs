@@ -17,8 +17,9 @@
 //!   on the head at the width `W` (`head + word > W`): that is why the wrapper broke
 //!   there. `W` is a common width or the longest line seen so far.
 //!   A head shorter than [`MIN_SOFT`] (down to [`MIN_SHORT_SOFT`]) is one only before
-//!   a line that is a single word: a long word (a path, a URL, a hash) is moved whole,
-//!   and cut when longer than a line, however short the head; or before the rest of a
+//!   a line that is a single word or starts with a long one (at least [`MIN_SOFT`]
+//!   columns): a long word (a path, a URL, a hash) is moved whole, and cut when longer
+//!   than a line, however short the head; or before the rest of a
 //!   prefix the cut split (the two pieces joined start with a prefix that [`normalize`]
 //!   reads past the head: TensorFlow's `2020-11-11 10:46:37.467224: E ` cut before its
 //!   `cuda_driver.cc:314] `, a head with no message of its own).
@@ -391,10 +392,11 @@ impl Widths {
         let width = width.or_else(|| {
             let word = columns(body.split(|b| *b == b' ').next().unwrap_or(body));
             let w = self.soft_width(head.chars, word, cols)?;
-            // a short head only before a line that is one word (which did not fit after it),
+            // a short head only before a line that starts with a long word (a path, a URL,
+            // a hash: moved whole because it did not fit after the head) or is one word,
             // or before the rest of a prefix the cut split (TensorFlow's `… .467224: E `
             // cut before its `file.cc:314] `)
-            let one_word = !body.trim_ascii_end().contains(&b' ');
+            let one_word = word >= MIN_SOFT || !body.trim_ascii_end().contains(&b' ');
             let short = head.short_soft && (one_word || prefix_spans(first, body));
             (head.soft || short).then_some((w, Join::Soft))
         });

@@ -433,3 +433,19 @@ fn a_soft_wrap_is_read_at_the_narrowest_width_that_holds_both_pieces() {
     assert_eq!(text.lines().count(), 2);
     assert_eq!(texts(&logical(&text)), [line]);
 }
+
+#[test]
+fn a_short_head_before_a_long_word_and_more_is_rejoined() {
+    // the same pip line at 80 columns: `space left on device: ` (22 columns) is left
+    // behind by the 63-column path that `fold -s` moved whole, with ` -> ` after it
+    let line = "ERROR: Could not install packages due to an EnvironmentError: [Errno 28] No space left on device: '/tmp/pip-unpacked-wheel-38i3wtow/torch/lib/libtorch_python.so' -> '/usr/local/lib/python3.8/dist-packages/torch/lib/libtorch_python.so'";
+    let text = format!("{}\n", soft(line, 80, ""));
+    assert!(
+        text.lines().any(|l| l == "space left on device: "),
+        "{text}"
+    );
+    assert_eq!(texts(&logical(&text)), [line]);
+    // a short line ending with a space before a sentence of short words stays apart
+    let text = "the download finished: \nthe next step starts now and prints its own progress\n";
+    assert_eq!(logical(text).len(), 2);
+}
