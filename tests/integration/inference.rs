@@ -70,6 +70,32 @@ fn a_short_paste_with_no_failure_shape_is_read_whole_at_low() {
     assert_eq!(top.evidence.first().map(|e| e.line), Some(1));
 }
 
+/// The same paste inside an issue's markdown (CONSTRUCTED: the prose and the fence
+/// around the two real lines of the incident): the first fenced block is the paste, not
+/// the headings and sentences around it.
+#[test]
+fn a_short_paste_fenced_in_markdown_is_read_as_the_paste() {
+    let log = std::fs::read_to_string(repo(
+        "corpus/deepspeed-host-oom-zero-offload-killing-subprocess/log.txt",
+    ))
+    .expect("the incident's log");
+    let text = format!(
+        "### Describe the bug\n\nThe run stops during training. Full log:\n\n```text\n{}```\n\n### Environment\n\nUbuntu 22.04, one GPU.\n",
+        log.trim_end().to_string() + "\n"
+    );
+    let d = diagnose_text("issue.md", &text);
+    let top = d.causes.first().expect("an inferred cause");
+    assert_eq!(top.layer.as_deref(), Some("inferred"), "{}", top.signature);
+    assert_eq!(top.category, Category::HostOom);
+    // the evidence is the fenced lines (6 and 7), never the prose around them
+    assert!(
+        top.evidence.iter().all(|e| (6..=7).contains(&e.line)),
+        "{:?}",
+        top.evidence.iter().map(|e| e.line).collect::<Vec<_>>()
+    );
+    assert_eq!(top.evidence.first().map(|e| e.line), Some(6));
+}
+
 /// Healthy logs get no inferred cause from the error lines a healthy run prints.
 #[test]
 fn a_healthy_log_with_routine_error_lines_gets_no_inferred_cause() {

@@ -196,8 +196,9 @@ pub struct Extraction {
     /// The pids the log places in a unit.
     pub pid_units: std::collections::BTreeMap<u32, String>,
     /// The whole input when it is a short paste ([`PASTE_LINES`] lines that hold
-    /// something, at most, in [`PASTE_PHYSICAL`] lines): its lines (number, text), for
-    /// inference to read when no failure shape was found in it (a message pasted alone).
+    /// something, at most, in [`PASTE_PHYSICAL`] lines; in markdown, its first fenced
+    /// block): its lines (number, text), for inference to read when no failure shape was
+    /// found in it (a message pasted alone).
     pub paste: Vec<(usize, String)>,
 }
 
@@ -206,12 +207,28 @@ pub const PASTE_LINES: usize = 5;
 /// Physical lines a short paste has at most.
 pub const PASTE_PHYSICAL: usize = 20;
 
-/// Collects [`Extraction::paste`] as the lines go by: a few lines kept, then nothing
-/// once the input is longer than a paste.
+/// Collects [`Extraction::paste`] as the lines go by: the lines that hold something
+/// (at most [`PASTE_PHYSICAL`] physical lines are read, then nothing once the input is
+/// longer than a paste). When the input is markdown with a code fence (an issue's body:
+/// prose, then the log in ```` ``` ````), the first fenced block is the paste, not the
+/// prose around it.
 #[derive(Debug, Default)]
 pub struct Paste {
     lines: Vec<(usize, String)>,
+    /// The lines of the first fenced block, once one opened.
+    fenced: Option<Vec<(usize, String)>>,
+    fence: Fence,
     over: bool,
+}
+
+/// Where the lines of a paste are with regard to markdown code fences.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Fence {
+    #[default]
+    Outside,
+    Inside,
+    /// After the first fenced block closed.
+    Done,
 }
 
 impl Paste {
@@ -225,27 +242,49 @@ impl Paste {
             return;
         }
         let text = text();
+        if crate::engine::normalize::is_fence_line(&text) {
+            self.fence = match self.fence {
+                Fence::Outside => {
+                    self.fenced = Some(Vec::new());
+                    Fence::Inside
+                }
+                Fence::Inside | Fence::Done => Fence::Done,
+            };
+            return;
+        }
         if text.trim().is_empty() {
             return;
         }
-        if self.lines.len() == PASTE_LINES {
-            self.end();
-            return;
+        // one line past the bound is kept to tell a paste from a longer input (the
+        // lines kept are bounded: a paste holds at most PASTE_LINES)
+        if self.fence == Fence::Inside {
+            if let Some(f) = self.fenced.as_mut().filter(|f| f.len() <= PASTE_LINES) {
+                f.push((number, text.clone()));
+            }
         }
-        self.lines.push((number, text));
+        if self.lines.len() <= PASTE_LINES {
+            self.lines.push((number, text));
+        }
     }
 
     /// The input is longer than a paste (or read in a way that does not show every line).
     pub fn end(&mut self) {
         self.over = true;
         self.lines = Vec::new();
+        self.fenced = None;
     }
 
+    /// The paste's lines: the first fenced block's, else all; none when the input is
+    /// longer than a paste or they are more than [`PASTE_LINES`].
     pub fn finish(self) -> Vec<(usize, String)> {
         if self.over {
+            return Vec::new();
+        }
+        let lines = self.fenced.filter(|f| !f.is_empty()).unwrap_or(self.lines);
+        if lines.len() > PASTE_LINES {
             Vec::new()
         } else {
-            self.lines
+            lines
         }
     }
 }

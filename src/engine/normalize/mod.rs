@@ -542,6 +542,13 @@ fn markdown_start(text: &str) -> usize {
     text.len() - rest.len()
 }
 
+/// Whether a line is a markdown code fence alone (```` ``` ````, ```` ```text ````, `~~~`,
+/// behind quote markers too): a fenced block opens or closes there.
+pub fn is_fence_line(text: &str) -> bool {
+    let body = text.trim_start_matches(['>', ' ']);
+    (body.starts_with("```") || body.starts_with("~~~")) && markdown_start(text) == text.len()
+}
+
 /// Spaces a markdown code fence may be indented by (CommonMark).
 const MAX_FENCE_INDENT: usize = 3;
 
@@ -844,6 +851,17 @@ mod tests {
         // code spans inside a message are not fences
         let m = "RuntimeError: run `pip install x` first";
         assert_eq!(rec(m).message, m);
+        // a fence alone opens or closes a block; a fence before text does not
+        for (line, fence) in [
+            ("```", true),
+            ("```text", true),
+            ("> ~~~", true),
+            ("```Traceback (most recent call last):", false),
+            (m, false),
+            (">", false),
+        ] {
+            assert_eq!(is_fence_line(line), fence, "{line}");
+        }
     }
 
     #[test]
