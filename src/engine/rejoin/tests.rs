@@ -400,14 +400,21 @@ fn a_frame_and_its_source_line_behind_a_prefix_stay_two_lines() {
     assert_eq!(logical(text).len(), 3);
 }
 
+/// `line` soft-wrapped at `w` columns (`fold -s`): asserts it rejoins whole, returns the
+/// wrapped text.
+fn soft_rejoins(line: &str, w: usize) -> String {
+    let text = format!("{}\n", soft(line, w, ""));
+    assert_eq!(texts(&logical(&text)), [line], "width {w}");
+    text
+}
+
 #[test]
 fn a_soft_wrap_inside_a_logger_prefix_is_rejoined() {
     // TensorFlow's C++ logger line (format of tensorflow/core/platform/default/logging.cc)
     // cut at a space before its origin: the short head is a stamp and a level only
     let line = "2020-11-11 10:46:37.467224: E tensorflow/stream_executor/cuda/cuda_driver.cc:314] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected";
-    let text = format!("{}\n", soft(line, 80, ""));
+    let text = soft_rejoins(line, 80);
     assert!(text.lines().next().is_some_and(|h| h.len() < MIN_SOFT));
-    assert_eq!(texts(&logical(&text)), [line]);
     // a short line ending with a space before an ordinary sentence stays apart
     let text = "2020-11-11 10:46:37.467224: E \nthe next line is a sentence of its own\n";
     assert_eq!(logical(text).len(), 2);
@@ -418,33 +425,29 @@ fn a_parenthesised_word_before_punctuation_continues_a_wrap() {
     // Ray's raylet summary cut at 80 columns before `(OOM),`: no process tag is
     // followed by a comma
     let line = "node_manager.cc:3064: 12 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node";
-    let text = format!("{}\n", soft(line, 80, ""));
+    let text = soft_rejoins(line, 80);
     assert!(text.lines().nth(1).is_some_and(|l| l.starts_with("(OOM),")));
-    assert_eq!(texts(&logical(&text)), [line]);
 }
+
+/// pip's disk-full line (Source: corpus/ultralytics-ros-github-actions-disk-full-pip-libtorch-python).
+const PIP_NO_SPACE: &str = "ERROR: Could not install packages due to an EnvironmentError: [Errno 28] No space left on device: '/tmp/pip-unpacked-wheel-38i3wtow/torch/lib/libtorch_python.so' -> '/usr/local/lib/python3.8/dist-packages/torch/lib/libtorch_python.so'";
 
 #[test]
 fn a_soft_wrap_is_read_at_the_narrowest_width_that_holds_both_pieces() {
-    // pip's disk-full line (Source: corpus/ultralytics-ros-github-actions-disk-full-pip-libtorch-python)
     // cut at 160 columns before a 63-column path: 100 columns would fit the head and
     // not the word, but not the continuation either
-    let line = "ERROR: Could not install packages due to an EnvironmentError: [Errno 28] No space left on device: '/tmp/pip-unpacked-wheel-38i3wtow/torch/lib/libtorch_python.so' -> '/usr/local/lib/python3.8/dist-packages/torch/lib/libtorch_python.so'";
-    let text = format!("{}\n", soft(line, 160, ""));
-    assert_eq!(text.lines().count(), 2);
-    assert_eq!(texts(&logical(&text)), [line]);
+    assert_eq!(soft_rejoins(PIP_NO_SPACE, 160).lines().count(), 2);
 }
 
 #[test]
 fn a_short_head_before_a_long_word_and_more_is_rejoined() {
-    // the same pip line at 80 columns: `space left on device: ` (22 columns) is left
-    // behind by the 63-column path that `fold -s` moved whole, with ` -> ` after it
-    let line = "ERROR: Could not install packages due to an EnvironmentError: [Errno 28] No space left on device: '/tmp/pip-unpacked-wheel-38i3wtow/torch/lib/libtorch_python.so' -> '/usr/local/lib/python3.8/dist-packages/torch/lib/libtorch_python.so'";
-    let text = format!("{}\n", soft(line, 80, ""));
+    // at 80 columns `space left on device: ` (22 columns) is left behind by the
+    // 63-column path that `fold -s` moved whole, with ` -> ` after it
+    let text = soft_rejoins(PIP_NO_SPACE, 80);
     assert!(
         text.lines().any(|l| l == "space left on device: "),
         "{text}"
     );
-    assert_eq!(texts(&logical(&text)), [line]);
     // a short line ending with a space before a sentence of short words stays apart
     let text = "the download finished: \nthe next step starts now and prints its own progress\n";
     assert_eq!(logical(text).len(), 2);
