@@ -396,8 +396,8 @@ impl Widths {
             // a hash: moved whole because it did not fit after the head) or is one word,
             // or before the rest of a prefix the cut split (TensorFlow's `… .467224: E `
             // cut before its `file.cc:314] `)
-            let one_word = word >= MIN_SOFT || !body.trim_ascii_end().contains(&b' ');
-            let short = head.short_soft && (one_word || prefix_spans(first, body));
+            let moved_word = word >= MIN_SOFT || !body.trim_ascii_end().contains(&b' ');
+            let short = head.short_soft && (moved_word || prefix_spans(first, body));
             (head.soft || short).then_some((w, Join::Soft))
         });
         let (w, join) = width?;
@@ -470,11 +470,7 @@ pub fn starts_record(body: &[u8]) -> bool {
     {
         return true;
     }
-    let rec = normalize::normalize(Line {
-        number: 0,
-        text: text.to_string(),
-        truncated: 0,
-    });
+    let rec = record(text.to_string());
     rec.message.len() != rec.raw.len()
 }
 
@@ -485,16 +481,24 @@ pub fn starts_record(body: &[u8]) -> bool {
 /// record of a log whose lines may have no message).
 fn message_of(head: &[u8], next: &[u8]) -> bool {
     let read = |b: &[u8]| {
-        let text = crate::engine::ingest::clean_text(b);
-        normalize::normalize(Line {
-            number: 0,
-            text: text.trim_start().to_string(),
-            truncated: 0,
-        })
+        record(
+            crate::engine::ingest::clean_text(b)
+                .trim_start()
+                .to_string(),
+        )
     };
     let h = read(head);
     let n = read(next);
     h.message.trim().is_empty() && h.message.len() != h.raw.len() && n.message.len() == n.raw.len()
+}
+
+/// A line's text as [`normalize`] reads it (its prefixes peeled).
+fn record(text: String) -> normalize::Record {
+    normalize::normalize(Line {
+        number: 0,
+        text,
+        truncated: 0,
+    })
 }
 
 /// Whether the head and the next line's text, joined, start with a prefix [`normalize`]
@@ -505,11 +509,7 @@ fn prefix_spans(head: &[u8], body: &[u8]) -> bool {
     let mut text = head.trim_start().to_string();
     let kept = text.trim_end().len();
     text.push_str(&crate::engine::ingest::clean_text(body.trim_ascii_end()));
-    let rec = normalize::normalize(Line {
-        number: 0,
-        text,
-        truncated: 0,
-    });
+    let rec = record(text);
     rec.raw.len().saturating_sub(rec.message.len()) > kept
 }
 

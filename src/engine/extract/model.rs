@@ -217,18 +217,9 @@ pub struct Paste {
     lines: Vec<(usize, String)>,
     /// The lines of the first fenced block, once one opened.
     fenced: Option<Vec<(usize, String)>>,
-    fence: Fence,
+    /// The first fenced block closed: later lines are not its.
+    fence_closed: bool,
     over: bool,
-}
-
-/// Where the lines of a paste are with regard to markdown code fences.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-enum Fence {
-    #[default]
-    Outside,
-    Inside,
-    /// After the first fenced block closed.
-    Done,
 }
 
 impl Paste {
@@ -243,13 +234,10 @@ impl Paste {
         }
         let text = text();
         if crate::engine::normalize::is_fence_line(&text) {
-            self.fence = match self.fence {
-                Fence::Outside => {
-                    self.fenced = Some(Vec::new());
-                    Fence::Inside
-                }
-                Fence::Inside | Fence::Done => Fence::Done,
-            };
+            match self.fenced {
+                None => self.fenced = Some(Vec::new()),
+                Some(_) => self.fence_closed = true,
+            }
             return;
         }
         if text.trim().is_empty() {
@@ -257,7 +245,7 @@ impl Paste {
         }
         // one line past the bound is kept to tell a paste from a longer input (the
         // lines kept are bounded: a paste holds at most PASTE_LINES)
-        if self.fence == Fence::Inside {
+        if !self.fence_closed {
             if let Some(f) = self.fenced.as_mut().filter(|f| f.len() <= PASTE_LINES) {
                 f.push((number, text.clone()));
             }
