@@ -110,6 +110,58 @@ fn first_failure_hidden(lib: &Library, x: &Extraction, causes: &[Cause]) -> Opti
     })
 }
 
+/// A `high` top cause is sure of what it names, not that it is the log's failure, when
+/// its attempt failed earlier in a way no cause explains: the first failure of that
+/// attempt, printed before the top cause's evidence, of a fatal shape (a traceback, an
+/// exception, an abort, the OOM killer), matched by no signature (not even a benign one)
+/// and following no other. Two independent failures in one log (a download stopped by a
+/// quota, then a script missing a module) leave the report unsure which one the reader
+/// came for: the top cause is capped at `medium`.
+fn cap_after_unexplained_first(
+    lib: &Library,
+    x: &Extraction,
+    ranked: &[Ranked],
+    causes: &mut [Cause],
+) {
+    use crate::engine::extract::FailureKind;
+    let Some(top) = causes.first_mut() else {
+        return;
+    };
+    let Some(top_line) = top.evidence.iter().map(|e| e.line).min() else {
+        return;
+    };
+    if top.confidence != Confidence::High {
+        return;
+    }
+    let attempt = x
+        .attempts
+        .iter()
+        .find(|a| a.first_line <= top_line && top_line <= a.last_line)
+        .map_or(1, |a| a.index);
+    let matched = |id: FailureId| ranked.iter().any(|r| r.failures.contains(&id));
+    let unexplained_first = x.failures.iter().any(|f| {
+        f.attempt == attempt
+            && f.first_in_attempt
+            && f.last_line() < top_line
+            && f.consequence_of.is_none()
+            && !f.consequence_shape
+            && matches!(
+                f.kind,
+                FailureKind::Traceback
+                    | FailureKind::Exception
+                    | FailureKind::Abort
+                    | FailureKind::OomKill
+            )
+            && !matched(f.id)
+            && !top.failures.contains(&f.id)
+    });
+    if unexplained_first && lib.get(&top.signature).is_some() {
+        let score = top.score.min(rank::WEIGHTS.cap_medium);
+        top.score = (score * 100.0).round() / 100.0;
+        top.confidence = Confidence::of(score);
+    }
+}
+
 /// A signature that also matches a cause's evidence, less specifically.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AlsoMatch {
@@ -512,6 +564,7 @@ impl Diagnosis {
             causes.push(cx.cause(r, causes.len() + 1));
         }
         cx.add_inferred(&mut causes, opts.top);
+        cap_after_unexplained_first(lib, &x, &ranked, &mut causes);
         noise.sort_by(|a, b| b.count.cmp(&a.count).then(a.signature.cmp(&b.signature)));
         let unexplained = if causes.is_empty() {
             x.failures
@@ -699,16 +752,41 @@ impl Assembly<'_> {
         let first_line = |c: &Cause| c.first.as_ref().map_or(usize::MAX, |o| o.line);
         let inferred = self.inferred(&i);
         let before = |c: &Cause| first_line(&inferred) < first_line(c);
+        let attempt = |line: usize| {
+            self.x
+                .attempts
+                .iter()
+                .find(|a| a.first_line <= line && line <= a.last_line)
+                .map_or(1, |a| a.index)
+        };
+        // a later `low` cause of the same attempt whose category the inferred one's
+        // explains (the category link table: a GPU fault before the MMU fault it caused),
+        // when the inferred reading scores at least as high as the cause it goes before
+        let printed = |c: &Cause| {
+            c.first
+                .as_ref()
+                .map(|o| o.line)
+                .or_else(|| c.evidence.iter().map(|e| e.line).min())
+                .unwrap_or(usize::MAX)
+        };
+        let explained_by = |c: &Cause| {
+            printed(&inferred) < printed(c)
+                && c.confidence == Confidence::Low
+                && inferred.score >= c.score
+                && attempt(printed(&inferred)) == attempt(printed(c))
+                && crate::knowledge::links::explains(i.category, c.category)
+        };
         let at = if i.confidence == Confidence::Medium && causes.iter().all(before) {
             0
         } else {
             causes
                 .iter()
                 .position(|c| {
-                    self.wrapper_cause(c)
+                    (self.wrapper_cause(c)
                         && (i.confidence == Confidence::Medium
                             || before(c)
-                            || i.failure.is_some_and(|f| c.failures.contains(&f)))
+                            || i.failure.is_some_and(|f| c.failures.contains(&f))))
+                        || explained_by(c)
                 })
                 .unwrap_or(causes.len())
         };

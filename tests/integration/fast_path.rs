@@ -105,7 +105,7 @@ mod oracle {
         Regex::new(&p.replace(r"\d", "[0-9]")).expect("oracle regex")
     }
 
-    const SYSLOG: &str = r"^(?P<ts>[A-Z][a-z][a-z] [ 0-3]\d \d\d:\d\d:\d\d(?:\.\d+)?) (?P<host>\S*[^\s:]) (?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: ?";
+    const SYSLOG: &str = r"^(?P<ts>[A-Z][a-z][a-z] [ 0-3]\d \d\d:\d\d:\d\d(?:\.\d+)?) (?P<host>[^\s\[]\S*[^\s:]|[^\s:\[]) (?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: ?";
     const LEVELS: &str = "DEBUG|INFO|WARNING|ERROR|CRITICAL";
 
     /// The layers' formats (`LEVELS` stands for the level words), in the documented
@@ -553,6 +553,7 @@ mod gen {
                 "h\u{b}t",
                 "é",
                 "ImportError:",
+                "[188497.595099]",
                 "averyveryveryveryveryveryveryveryveryveryveryveryverylongname",
             ],
         )

@@ -235,6 +235,49 @@ fn the_call_nccl_names_after_last_error_is_the_root_of_its_system_error() {
     );
 }
 
+/// An inferred root printed first goes before a later `low` cause of its attempt whose
+/// category its own explains (the category link table): the kernel log's Xid 32, which no
+/// signature names, read as a GPU fault, before the Xid 31 MMU fault (`other`) after it.
+/// And not before a cause it does not outscore: the order stays the scores' then.
+#[test]
+fn an_earlier_inferred_root_goes_before_the_low_cause_it_explains() {
+    let d = diagnose("bumblebee-kernel-gpu-hardware-fault-nvrm-xid-32-31-laptop");
+    assert_eq!(
+        ids(&d),
+        ["inferred:gpu-hardware-fault", "nvidia-xid-31-mmu-fault"],
+        "{:?}",
+        ids(&d)
+    );
+    let (root, effect) = (&d.causes[0], &d.causes[1]);
+    assert_eq!(effect.category, Category::Other);
+    assert!(root.evidence[0].line < effect.evidence[0].line);
+    assert!(root.score >= effect.score);
+    assert!(crashdoc::knowledge::links::explains(
+        root.category,
+        effect.category
+    ));
+}
+
+/// The runner's shutdown signal (`other`) follows what its own explanation names — the
+/// VM's memory exhausted by the job — when the step's exit 137 is in the same log, even
+/// printed after it: the host-oom cause leads and the shutdown is its consequence.
+#[test]
+fn a_runner_shutdown_follows_the_steps_sigkill_printed_after_it() {
+    let d = diagnose("runner-host-oom-github-actions-shutdown-signal-137");
+    let top = d.causes.first().expect("a cause");
+    assert_eq!(
+        top.signature,
+        "github-actions-step-exit-code-137",
+        "{:?}",
+        ids(&d)
+    );
+    assert_eq!(top.category, Category::HostOom);
+    assert!(top
+        .consequences
+        .iter()
+        .any(|c| c.signature.as_deref() == Some("github-actions-runner-shutdown-signal")));
+}
+
 /// The named corpus incidents under knock-out.
 fn knocked_out(names: &[&str]) -> Vec<knockout::KnockedIncident> {
     let incidents: Vec<_> = crashdoc::corpus::load_dir(&repo("corpus"))
@@ -270,6 +313,24 @@ fn a_python_warning_that_ends_the_run_is_read_by_the_model() {
             k.name
         );
     }
+}
+
+/// Two independent failures in one log (Ollama's pull stopped by a disk quota, then a
+/// script missing a module): with the quota's signature left out, the module's cause is
+/// still named, but the attempt failed first in a way no cause explains, so it is not
+/// `high` (it was, and wrong). With the whole library the quota leads, `high`.
+#[test]
+fn a_cause_after_an_unexplained_earlier_failure_is_not_high() {
+    let name = "material-agent-ollama-disk-full-hpc-home-quota";
+    let ks = knocked_out(&[name]);
+    let k = ks.first().expect("the incident");
+    assert!(!k.removed.is_empty(), "nothing left out");
+    assert_eq!(k.top_signature.as_deref(), Some("python-module-not-found"));
+    assert_eq!(k.outcome.top_confidence, Some(Confidence::Medium));
+    let d = diagnose(name);
+    let top = d.causes.first().expect("a cause");
+    assert_eq!(top.category, Category::DiskFull, "{:?}", ids(&d));
+    assert_eq!(top.confidence, Confidence::High);
 }
 
 /// An error line every rank prints in turn, each with the stack of its failed collective,

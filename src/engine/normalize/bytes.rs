@@ -100,7 +100,9 @@ pub fn bare_time(s: &str) -> Option<Read<'_>> {
 ///
 /// A host cannot end with `:`: `Aug 16 14:45:47 ImportError: libfoo.so.7: cannot
 /// open…` is a bare timestamp before a message (see [`bare_time`]), not host
-/// `ImportError:` and identifier `libfoo.so.7`.
+/// `ImportError:` and identifier `libfoo.so.7`. Nor can it start with `[`: `Dec 08
+/// 18:26:52 [188497.595099] NVRM: …` is a bare timestamp before the kernel's own
+/// `[seconds]` stamp, not host `[188497.595099]` and identifier `NVRM`.
 pub fn syslog(s: &str) -> Option<Read<'_>> {
     let b = s.as_bytes();
     let ts_end = syslog_time(b)?;
@@ -109,7 +111,7 @@ pub fn syslog(s: &str) -> Option<Read<'_>> {
     }
     let hs = ts_end + 1;
     let he = word_end(s, hs, &[]);
-    if he == hs || b.get(he) != Some(&b' ') || b[he - 1] == b':' {
+    if he == hs || b.get(he) != Some(&b' ') || b[he - 1] == b':' || b[hs] == b'[' {
         return None;
     }
     let is = he + 1;

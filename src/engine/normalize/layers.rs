@@ -27,8 +27,8 @@ pub(super) enum Layer {
     /// `##[group]`, `##[endgroup]`.
     GithubActions,
     /// journald `short`/`short-precise` and classic syslog: `Mon DD HH:MM:SS[.frac] host
-    /// ident[pid]:[ ]` → timestamp, host, identifier, pid. The host is non-blank and does
-    /// not end with `:`.
+    /// ident[pid]:[ ]` → timestamp, host, identifier, pid. The host is non-blank, does
+    /// not start with `[` (a kernel's `[seconds]` stamp) and does not end with `:`.
     Syslog,
     /// docker compose: `name  | ` (name `[A-Za-z0-9][A-Za-z0-9_.-]*`, blanks, `| `, the
     /// bar within the first 64 bytes) → identifier.

@@ -794,6 +794,22 @@ mod tests {
         }
     }
 
+    // CONSTRUCTED: a bare timestamp before a kernel line with its own `[seconds]` stamp
+    // (the kernel line is real: corpus/bigdata-nvidia-driver-gpu-unavailable-probe-not-called).
+    #[test]
+    fn a_kernel_stamp_after_a_bare_timestamp_is_not_a_syslog_host() {
+        let r = rec("Dec 08 18:26:52 [188497.595099] NVRM: No NVIDIA graphics adapter probed!");
+        assert_eq!(r.stream.host, None);
+        assert_eq!(r.stream.ident, None);
+        assert_eq!(r.timestamp.as_deref(), Some("Dec 08 18:26:52"));
+        assert!(
+            r.message
+                .contains("NVRM: No NVIDIA graphics adapter probed!"),
+            "{}",
+            r.message
+        );
+    }
+
     // CONSTRUCTED: the CI log shape of issue 15 (a bare `Mon DD HH:MM:SS` timestamp
     // before each line); the messages after it are real (the ImportError is
     // ../shared/incidents/sglang-missing-shared-library's class, the frame is CPython's).
