@@ -40,7 +40,8 @@ use crate::engine::rank::Confidence;
 pub struct Expected {
     pub source: String,
     /// How the log was read from its source: `read_file` or `search` (the search tool's
-    /// look-up verbs; a fetched snapshot is for reading only, never committed).
+    /// look-up verbs; a fetched snapshot is for reading only, never committed), or `own`
+    /// (a team's own log). `corpus add --via` records it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
     #[serde(default)]

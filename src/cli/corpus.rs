@@ -91,11 +91,38 @@ pub struct AddArgs {
     /// The incident's folder name (default: <category>-<log file stem>).
     #[arg(long)]
     pub name: Option<String>,
+    /// How the log was read from its source, recorded in expected.yaml: `read_file` or
+    /// `search` (the search tool's look-up verbs: a public thread's text is copied through
+    /// them, never from a fetched snapshot), or `own` (a log of your own).
+    #[arg(long, value_enum)]
+    pub via: ViaArg,
     /// The corpus folder.
     #[arg(long, value_name = "DIR", default_value = "corpus")]
     pub dir: PathBuf,
     #[command(flatten)]
     pub library: LibraryArgs,
+}
+
+/// `--via`: how the log was read from its source.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ViaArg {
+    /// The search tool's `read_file`: a repository's committed file.
+    #[value(name = "read_file")]
+    ReadFile,
+    /// The search tool's `search` or `find_string`: an excerpt of a public page or file.
+    Search,
+    /// A log of your own (your CI archive, your machine).
+    Own,
+}
+
+impl From<ViaArg> for add::Via {
+    fn from(v: ViaArg) -> Self {
+        match v {
+            ViaArg::ReadFile => add::Via::ReadFile,
+            ViaArg::Search => add::Via::Search,
+            ViaArg::Own => add::Via::Own,
+        }
+    }
 }
 
 pub fn run(c: CorpusCommand) -> anyhow::Result<ExitCode> {
@@ -320,6 +347,7 @@ fn run_add(a: &AddArgs) -> anyhow::Result<ExitCode> {
         source: &a.source,
         category: a.category.as_deref(),
         name: a.name.as_deref(),
+        via: a.via.into(),
     };
     let dir = add::add(&n, &d).map_err(|e| match e {
         add::AddError::NeedsCategory if super::local_signatures().is_none() => {

@@ -48,6 +48,32 @@ pub struct NewIncident<'a> {
     /// The category, when known better than the diagnosis.
     pub category: Option<&'a str>,
     pub name: Option<&'a str>,
+    /// How the log was read from its source ([`Via`]), recorded in `expected.yaml`.
+    pub via: Via,
+}
+
+/// How an incident's log was read from its source. A public thread's log is copied
+/// through the search tool's look-up verbs (a fetched snapshot is for reading only, never
+/// committed); a team's own log (its CI archive, its machines) is its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// The search tool's `read_file`: a repository's committed file, paged.
+    ReadFile,
+    /// The search tool's `search` (or `find_string`): an excerpt of a public page or file.
+    Search,
+    /// A log of your own: your CI archive, your machine's journal.
+    Own,
+}
+
+impl Via {
+    /// The word `expected.yaml` records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Via::ReadFile => "read_file",
+            Via::Search => "search",
+            Via::Own => "own",
+        }
+    }
 }
 
 /// Lowercase, `-` for runs of anything that is not a letter or digit.
@@ -72,7 +98,7 @@ fn valid_name(n: &str) -> bool {
 }
 
 /// The expectation proposed from a diagnosis.
-pub fn propose(d: &Diagnosis, source: &str, category: Option<&str>) -> Expected {
+pub fn propose(d: &Diagnosis, source: &str, category: Option<&str>, via: Via) -> Expected {
     let top = d.causes.first();
     let diagnosed = top.map_or("none", |c| c.category.as_str());
     let category = category.unwrap_or(diagnosed).to_string();
@@ -80,7 +106,7 @@ pub fn propose(d: &Diagnosis, source: &str, category: Option<&str>) -> Expected 
     let agree = top.filter(|c| c.category.as_str() == category);
     Expected {
         source: source.to_string(),
-        via: None,
+        via: Some(via.as_str().to_string()),
         project: None,
         category,
         signature: agree.map(|c| c.signature.clone()),
@@ -129,7 +155,7 @@ pub fn add(n: &NewIncident<'_>, d: &Diagnosis) -> Result<PathBuf, AddError> {
     if d.causes.is_empty() && n.category.is_none() {
         return Err(AddError::NeedsCategory);
     }
-    let expected = propose(d, n.source, n.category);
+    let expected = propose(d, n.source, n.category, n.via);
     let name = match n.name {
         Some(s) => s.to_string(),
         None => default_name(n.log, &expected),

@@ -179,6 +179,8 @@ fn contributor_commands_read_the_checkouts_signatures_folder() {
     let o = run(&[
         "corpus",
         "add",
+        "--via",
+        "own",
         "--source",
         "https://example.invalid/constructed",
         "--name",
@@ -391,6 +393,8 @@ fn the_contributor_path_ends_green_on_a_fresh_signature() {
         "corpus",
         "add",
         log_s,
+        "--via",
+        "own",
         "--source",
         src,
         "--name",

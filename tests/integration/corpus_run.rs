@@ -422,7 +422,9 @@ fn corpus_add_files_an_incident_that_loads_and_scores() {
     crashdoc()
         .args(["corpus", "add"])
         .arg(&log)
-        .args(["--source", src, "--name", "refiled", "--dir"])
+        .args([
+            "--source", src, "--via", "search", "--name", "refiled", "--dir",
+        ])
         .arg(tmp.path())
         .assert()
         .success();
@@ -430,6 +432,7 @@ fn corpus_add_files_an_incident_that_loads_and_scores() {
     assert_eq!(all.len(), 1);
     let inc = &all[0];
     assert_eq!(inc.expected.source, src);
+    assert_eq!(inc.expected.via.as_deref(), Some("search"));
     assert_eq!(inc.expected.category, "gpu-oom");
     assert!(inc.expected.signature.is_some());
     assert_eq!(
@@ -441,18 +444,39 @@ fn corpus_add_files_an_incident_that_loads_and_scores() {
         crashdoc::engine::pipeline::Engine::new(crate::util::compiled(), EngineKind::Prefilter);
     let (o, _) = corpus::evaluate(&mut engine, inc).expect("diagnose");
     assert!(o.ok, "{:?}", o.problems);
+    // how the log was read is asked for: without --via, nothing is filed
+    let o = crashdoc()
+        .args(["corpus", "add"])
+        .arg(&log)
+        .args(["--source", src, "--name", "unasked", "--dir"])
+        .arg(tmp.path())
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--via"));
+    assert!(!tmp.path().join("unasked").exists());
     // filing it again is refused; a bad category is an input error
     crashdoc()
         .args(["corpus", "add"])
         .arg(&log)
-        .args(["--source", src, "--name", "refiled", "--dir"])
+        .args([
+            "--source", src, "--via", "search", "--name", "refiled", "--dir",
+        ])
         .arg(tmp.path())
         .assert()
         .code(2);
     crashdoc()
         .args(["corpus", "add"])
         .arg(&log)
-        .args(["--source", src, "--category", "gpu-om", "--dir"])
+        .args([
+            "--source",
+            src,
+            "--via",
+            "search",
+            "--category",
+            "gpu-om",
+            "--dir",
+        ])
         .arg(tmp.path())
         .assert()
         .code(2);
@@ -461,7 +485,15 @@ fn corpus_add_files_an_incident_that_loads_and_scores() {
     let out = crashdoc()
         .args(["corpus", "add"])
         .arg(&healthy)
-        .args(["--source", src, "--name", "unexplained", "--dir"])
+        .args([
+            "--source",
+            src,
+            "--via",
+            "search",
+            "--name",
+            "unexplained",
+            "--dir",
+        ])
         .arg(tmp.path())
         .output()
         .expect("run");
@@ -474,6 +506,8 @@ fn corpus_add_files_an_incident_that_loads_and_scores() {
         .args([
             "--source",
             src,
+            "--via",
+            "search",
             "--name",
             "healthy",
             "--category",

@@ -89,7 +89,9 @@ fn sig_test_and_corpus_add_read_the_repository_signatures() {
     assert!(text.ends_with("1 passed, 0 failed\n"), "{text}");
     // `corpus add` files it with the draft as the expectation, no --signatures needed
     crashdoc_in(repo.path())
-        .args(["corpus", "add", &log, "--source", SOURCE, "--dir", "corpus"])
+        .args([
+            "corpus", "add", &log, "--source", SOURCE, "--via", "own", "--dir", "corpus",
+        ])
         .assert()
         .success();
     let expected = yaml_files(&repo.path().join("corpus"))
@@ -109,7 +111,7 @@ fn corpus_add_outside_a_repository_says_what_it_needs() {
     let o = crashdoc_in(tmp.path())
         .args(["corpus", "add"])
         .arg(&log)
-        .args(["--source", SOURCE, "--dir", "corpus"])
+        .args(["--source", SOURCE, "--via", "own", "--dir", "corpus"])
         .output()
         .expect("run");
     assert_eq!(code(&o), 2);
