@@ -408,9 +408,22 @@ fn jsonl_is_one_diagnosis_per_line() {
     }
 }
 
+/// `crashdoc corpus add LOG ARGS… --dir DIR`.
+fn corpus_add(log: &std::path::Path, args: &[&str], dir: &std::path::Path) -> std::process::Output {
+    crashdoc()
+        .args(["corpus", "add"])
+        .arg(log)
+        .args(args)
+        .arg("--dir")
+        .arg(dir)
+        .output()
+        .expect("run")
+}
+
 #[test]
 fn corpus_add_files_an_incident_that_loads_and_scores() {
     let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
     let log = root().join("corpus/vllm-gpu-oom/log.txt");
     // re-files an incident of the corpus under its own source address
     let original = corpus::load_dir(&root().join("corpus"))
@@ -419,16 +432,15 @@ fn corpus_add_files_an_incident_that_loads_and_scores() {
         .find(|i| i.name == "vllm-gpu-oom")
         .expect("vllm-gpu-oom");
     let src = original.expected.source.as_str();
-    crashdoc()
-        .args(["corpus", "add"])
-        .arg(&log)
-        .args([
-            "--source", src, "--via", "search", "--name", "refiled", "--dir",
-        ])
-        .arg(tmp.path())
-        .assert()
-        .success();
-    let all = corpus::load_dir(tmp.path()).expect("loads");
+    let refile = ["--source", src, "--via", "search", "--name", "refiled"];
+    let o = corpus_add(&log, &refile, dir);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let all = corpus::load_dir(dir).expect("loads");
     assert_eq!(all.len(), 1);
     let inc = &all[0];
     assert_eq!(inc.expected.source, src);
@@ -445,78 +457,32 @@ fn corpus_add_files_an_incident_that_loads_and_scores() {
     let (o, _) = corpus::evaluate(&mut engine, inc).expect("diagnose");
     assert!(o.ok, "{:?}", o.problems);
     // how the log was read is asked for: without --via, nothing is filed
-    let o = crashdoc()
-        .args(["corpus", "add"])
-        .arg(&log)
-        .args(["--source", src, "--name", "unasked", "--dir"])
-        .arg(tmp.path())
-        .output()
-        .expect("run");
+    let o = corpus_add(&log, &["--source", src, "--name", "unasked"], dir);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--via"));
-    assert!(!tmp.path().join("unasked").exists());
+    assert!(!dir.join("unasked").exists());
     // filing it again is refused; a bad category is an input error
-    crashdoc()
-        .args(["corpus", "add"])
-        .arg(&log)
-        .args([
-            "--source", src, "--via", "search", "--name", "refiled", "--dir",
-        ])
-        .arg(tmp.path())
-        .assert()
-        .code(2);
-    crashdoc()
-        .args(["corpus", "add"])
-        .arg(&log)
-        .args([
-            "--source",
-            src,
-            "--via",
-            "search",
-            "--category",
-            "gpu-om",
-            "--dir",
-        ])
-        .arg(tmp.path())
-        .assert()
-        .code(2);
+    assert_eq!(corpus_add(&log, &refile, dir).status.code(), Some(2));
+    let bad = ["--source", src, "--via", "search", "--category", "gpu-om"];
+    assert_eq!(corpus_add(&log, &bad, dir).status.code(), Some(2));
     // a log nothing explains needs its category: it is not filed as healthy
     let healthy = root().join("corpus/vllm-none/log.txt");
-    let out = crashdoc()
-        .args(["corpus", "add"])
-        .arg(&healthy)
-        .args([
-            "--source",
-            src,
-            "--via",
-            "search",
-            "--name",
-            "unexplained",
-            "--dir",
-        ])
-        .arg(tmp.path())
-        .output()
-        .expect("run");
+    let unexplained = ["--source", src, "--via", "search", "--name", "unexplained"];
+    let out = corpus_add(&healthy, &unexplained, dir);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--category"));
-    assert!(!tmp.path().join("unexplained").exists());
-    crashdoc()
-        .args(["corpus", "add"])
-        .arg(&healthy)
-        .args([
-            "--source",
-            src,
-            "--via",
-            "search",
-            "--name",
-            "healthy",
-            "--category",
-            "none",
-            "--dir",
-        ])
-        .arg(tmp.path())
-        .assert()
-        .success();
+    assert!(!dir.join("unexplained").exists());
+    let none = [
+        "--source",
+        src,
+        "--via",
+        "search",
+        "--name",
+        "healthy",
+        "--category",
+        "none",
+    ];
+    assert_eq!(corpus_add(&healthy, &none, dir).status.code(), Some(0));
 }
 
 #[test]
