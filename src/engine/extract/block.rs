@@ -248,7 +248,7 @@ fn frames_line(open: &mut Open, rec: &Record) -> Step {
         open.absorb(rec);
         return Step::Absorbed;
     }
-    if let Some((ty, m)) = shapes::exception_line(msg).filter(|(ty, _)| python_type(ty)) {
+    if let Some((ty, m)) = shapes::exception_line(msg).filter(|(ty, _)| shapes::python_type(ty)) {
         open.absorb(rec);
         open.push_exception(ty, m, rec);
         open.state = State::Message { blank: false };
@@ -258,18 +258,6 @@ fn frames_line(open: &mut Open, rec: &Record) -> Step {
     // stream's line interleaved among the frames
     open.absorb(rec);
     Step::Absorbed
-}
-
-/// Whether a traceback's exception line can name `ty`: Python prints a builtin's name
-/// (all capitalised) or a class's module-qualified name (`torch.OutOfMemoryError`, a
-/// lowercase class in a lowercase module: `socket.timeout`). A bare lowercase word
-/// before a colon (`llama_perf_context_print: eval time = …`) or a class's method
-/// (`Llama.generate: 458 prefix-match found …`) is another stream's line.
-pub(super) fn python_type(ty: &str) -> bool {
-    let upper = |s: &str| s.starts_with(|c: char| c.is_ascii_uppercase());
-    let last = ty.rsplit('.').next().unwrap_or(ty);
-    let module = ty.split('.').next().unwrap_or(ty);
-    upper(last) || (ty.contains('.') && !upper(module))
 }
 
 /// A line after an exception line: a chain marker, a continued message, or the end (a frame right after the message means it was a wrapped fragment or an interleaved line).

@@ -70,6 +70,14 @@ impl ExceptionInfo {
             format!("{}: {}", self.exception_type, self.message)
         }
     }
+
+    /// The headline with the message's first line alone, when the message has more than
+    /// one (the lines after it may be another stream's, interleaved before the record
+    /// closed).
+    pub fn first_line_headline(&self) -> Option<String> {
+        let (first, _) = self.message.split_once('\n')?;
+        Some(format!("{}: {}", self.exception_type, first.trim_end()))
+    }
 }
 
 /// One line of a failure's block.

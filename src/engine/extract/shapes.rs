@@ -324,6 +324,23 @@ pub fn chain_marker(msg: &str) -> Option<ChainMarker> {
     }
 }
 
+/// Whether the last component of a dotted name is capitalised (`Error`, `torch.OutOfMemoryError`).
+fn capitalised_class(ty: &str) -> bool {
+    let last = ty.rsplit('.').next().unwrap_or(ty);
+    last.starts_with(|ch: char| ch.is_ascii_uppercase())
+}
+
+/// Whether a traceback's exception line can name `ty`: Python prints a builtin's name
+/// (all capitalised) or a class's module-qualified name (`torch.OutOfMemoryError`, a
+/// lowercase class in a lowercase module: `socket.timeout`). A bare lowercase word
+/// before a colon (`llama_perf_context_print: eval time = …`) or a class's method
+/// (`Llama.generate: 458 prefix-match found …`) is another stream's line.
+pub fn python_type(ty: &str) -> bool {
+    let module = ty.split('.').next().unwrap_or(ty);
+    let lowercase_module = !module.starts_with(|c: char| c.is_ascii_uppercase());
+    capitalised_class(ty) || (ty.contains('.') && lowercase_module)
+}
+
 /// An exception line inside a traceback: `Type: message` or a bare `Type`.
 pub fn exception_line(msg: &str) -> Option<(String, String)> {
     if msg.starts_with([' ', '\t']) || msg.is_empty() {
@@ -332,8 +349,7 @@ pub fn exception_line(msg: &str) -> Option<(String, String)> {
     let c = EXC_LINE.captures(msg)?;
     let ty = c[1].to_string();
     let has_colon = c.get(2).is_some();
-    let last = ty.rsplit('.').next().unwrap_or(&ty);
-    let typeish = last.starts_with(|ch: char| ch.is_ascii_uppercase());
+    let typeish = capitalised_class(&ty);
     if !typeish && !has_colon {
         return None;
     }

@@ -169,7 +169,7 @@ fn lines_interleaved_among_frames_are_not_the_exception() {
         ("llama_perf_context_print", false),
         ("Llama.generate", false),
     ] {
-        assert_eq!(super::block::python_type(ty), yes, "{ty}");
+        assert_eq!(super::shapes::python_type(ty), yes, "{ty}");
     }
 }
 #[test]

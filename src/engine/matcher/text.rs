@@ -143,8 +143,7 @@ pub fn readings(f: &Failure) -> Vec<Reading> {
         }
         // a multi-line message's first line alone: the lines after it may be another
         // stream's, interleaved before the next record closed the message
-        if let Some((first, _)) = e.message.split_once('\n') {
-            let head = format!("{}: {}", e.exception_type, first.trim_end());
+        if let Some(head) = e.first_line_headline() {
             push(e.line, head, Some(i), &mut out);
         }
     }
