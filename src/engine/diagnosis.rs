@@ -133,11 +133,7 @@ fn cap_after_unexplained_first(
     if top.confidence != Confidence::High {
         return;
     }
-    let attempt = x
-        .attempts
-        .iter()
-        .find(|a| a.first_line <= top_line && top_line <= a.last_line)
-        .map_or(1, |a| a.index);
+    let attempt = x.attempt_at(top_line);
     let matched = |id: FailureId| ranked.iter().any(|r| r.failures.contains(&id));
     let unexplained_first = x.failures.iter().any(|f| {
         f.attempt == attempt
@@ -752,13 +748,6 @@ impl Assembly<'_> {
         let first_line = |c: &Cause| c.first.as_ref().map_or(usize::MAX, |o| o.line);
         let inferred = self.inferred(&i);
         let before = |c: &Cause| first_line(&inferred) < first_line(c);
-        let attempt = |line: usize| {
-            self.x
-                .attempts
-                .iter()
-                .find(|a| a.first_line <= line && line <= a.last_line)
-                .map_or(1, |a| a.index)
-        };
         // a later `low` cause of the same attempt whose category the inferred one's
         // explains (the category link table: a GPU fault before the MMU fault it caused),
         // when the inferred reading scores at least as high as the cause it goes before
@@ -773,7 +762,7 @@ impl Assembly<'_> {
             printed(&inferred) < printed(c)
                 && c.confidence == Confidence::Low
                 && inferred.score >= c.score
-                && attempt(printed(&inferred)) == attempt(printed(c))
+                && self.x.attempt_at(printed(&inferred)) == self.x.attempt_at(printed(c))
                 && crate::knowledge::links::explains(i.category, c.category)
         };
         let at = if i.confidence == Confidence::Medium && causes.iter().all(before) {

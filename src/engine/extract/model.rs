@@ -290,6 +290,14 @@ impl Extraction {
     pub fn first_failures(&self) -> impl Iterator<Item = &Failure> {
         self.failures.iter().filter(|f| f.first_in_attempt)
     }
+
+    /// The index of the crash attempt line `line` lies in (1 when none holds it).
+    pub fn attempt_at(&self, line: usize) -> usize {
+        self.attempts
+            .iter()
+            .find(|a| a.first_line <= line && line <= a.last_line)
+            .map_or(1, |a| a.index)
+    }
 }
 
 /// Knobs for extraction.

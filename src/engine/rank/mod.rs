@@ -591,10 +591,7 @@ fn consequence_like(x: &Extraction, r: &Ranked) -> bool {
 
 /// The crash attempt a cause's first line lies in.
 fn attempt_of(x: &Extraction, r: &Ranked) -> usize {
-    x.attempts
-        .iter()
-        .find(|a| a.first_line <= r.first_line && r.first_line <= a.last_line)
-        .map_or(1, |a| a.index)
+    x.attempt_at(r.first_line)
 }
 
 /// Whether `root` explains `effect`: both of one crash attempt, `root` printed first,
