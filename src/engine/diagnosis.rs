@@ -96,10 +96,7 @@ fn first_failure_hidden(lib: &Library, x: &Extraction, causes: &[Cause]) -> Opti
         return None;
     }
     let attempt = matched.first().map_or(1, |f| f.attempt);
-    let first = x
-        .failures
-        .iter()
-        .find(|f| f.attempt == attempt && f.first_in_attempt)?;
+    let first = x.first_failure_of(attempt)?;
     // a cause that lists it among its consequences explains it too
     let explained = causes.iter().any(|c| {
         c.failures.contains(&first.id) || c.consequences.iter().any(|k| k.line == first.first.line)
@@ -135,10 +132,8 @@ fn cap_after_unexplained_first(
     }
     let attempt = x.attempt_at(top_line);
     let matched = |id: FailureId| ranked.iter().any(|r| r.failures.contains(&id));
-    let unexplained_first = x.failures.iter().any(|f| {
-        f.attempt == attempt
-            && f.first_in_attempt
-            && f.last_line() < top_line
+    let unexplained_first = x.first_failure_of(attempt).is_some_and(|f| {
+        f.last_line() < top_line
             && f.consequence_of.is_none()
             && !f.consequence_shape
             && matches!(
@@ -350,9 +345,7 @@ fn primary_block(x: &Extraction, causes: &[Cause]) -> Option<Primary> {
     }
     let last_attempt = x.attempts.last().map_or(1, |a| a.index);
     let f = x
-        .failures
-        .iter()
-        .find(|f| f.attempt == last_attempt && f.first_in_attempt)
+        .first_failure_of(last_attempt)
         .or_else(|| x.failures.first());
     match f {
         Some(f) => Some(failure_block(f)),

@@ -291,6 +291,13 @@ impl Extraction {
         self.failures.iter().filter(|f| f.first_in_attempt)
     }
 
+    /// The failure marked first in crash attempt `attempt`.
+    pub fn first_failure_of(&self, attempt: usize) -> Option<&Failure> {
+        self.failures
+            .iter()
+            .find(|f| f.attempt == attempt && f.first_in_attempt)
+    }
+
     /// The index of the crash attempt line `line` lies in (1 when none holds it).
     pub fn attempt_at(&self, line: usize) -> usize {
         self.attempts
