@@ -108,33 +108,36 @@ fn model(library: Option<&knowledge::signature::Library>) -> Vec<u8> {
     let mut docs = knowledge::signature::docs::library_docs(lib);
     docs.extend(knowledge::model::corpus_docs(&root.join("corpus")));
     let mut m = knowledge::model::Model::train(&docs);
-    m.calibration = calibration(&root.join("corpus").join("calibration.json"));
+    let cal = calibration(&root.join("corpus").join("calibration.json"));
+    m.calibration = cal.inferred;
+    m.scores = cal.scores.into_iter().collect();
     knowledge::frozen::freeze(&m)
         .unwrap_or_else(|e| panic!("cannot serialize the category model: {e}"))
 }
 
 /// The frozen form of a compiled library, or nothing (with a warning) when it does not
 /// compile: a run then parses the YAML and reports the errors, located.
-/// The inferred layer's calibration (`corpus/calibration.json`, written by `crashdoc
-/// corpus bless`); none (raw probabilities) when the file is missing, and a warning
-/// naming it when it cannot be read.
-fn calibration(path: &Path) -> Vec<(f64, f64)> {
+/// The calibrations (`corpus/calibration.json`, written by `crashdoc corpus bless`): the
+/// inferred layer's and the signature layers'; none (raw probabilities, no probability
+/// for a signature's cause) when the file is missing, and a warning naming it when it
+/// cannot be read.
+fn calibration(path: &Path) -> knowledge::calibrate::CalibrationFile {
     println!("cargo:rerun-if-changed={}", path.display());
     if !path.exists() {
-        return Vec::new();
+        return Default::default();
     }
     let read = std::fs::read_to_string(path).map_err(|e| e.to_string());
     match read.and_then(|t| {
         serde_saphyr::from_str::<knowledge::calibrate::CalibrationFile>(&t)
             .map_err(|e| e.to_string())
     }) {
-        Ok(f) => f.inferred,
+        Ok(f) => f,
         Err(e) => {
             println!(
-                "cargo:warning={}: {e} (inferred probabilities left raw)",
+                "cargo:warning={}: {e} (probabilities left raw)",
                 path.display()
             );
-            Vec::new()
+            Default::default()
         }
     }
 }

@@ -11,7 +11,7 @@
 //! | --- | --- | --- |
 //! | `corpus/baseline.json` | the corpus run | `corpus run --baseline` (CI), `corpus_run.rs` |
 //! | `corpus/metamorphic.json` | the corpus under every transformation | `corpus run --metamorphic --baseline` (CI) |
-//! | `corpus/calibration.json` | the inferred layer's calibration, fitted on the knock-out run (the build freezes it into the model: rebuild and bless again) | `corpus_run.rs` |
+//! | `corpus/calibration.json` | the inferred layer's calibration and the signature layers', fitted on the knock-out run and the unseen incidents (the build freezes them into the model: rebuild and bless again) | `corpus_run.rs` |
 //! | `tests/data/metamorphic/examples.json` | the signature examples under every transformation | `metamorphic.rs` |
 //! | `docs/signatures.md` | the library by category | `library.rs` |
 //! | `signatures/schema.json`, `docs/schema/diagnosis.schema.json` | the JSON Schemas | `contrib.rs`, `schema.rs` |

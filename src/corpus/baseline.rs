@@ -201,6 +201,7 @@ mod tests {
             signatures: top.map(str::to_string).into_iter().collect(),
             top_confidence: None,
             top_score: None,
+            top_probability: None,
             top_layer: None,
             top1: ok,
             top3: ok,

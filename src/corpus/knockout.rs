@@ -29,6 +29,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use super::seen::{is_seen, ExampleText};
 use super::{check, evaluate, Incident, Outcome};
 use crate::engine::diagnosis::Diagnosis;
 use crate::engine::matcher::{Compiled, EngineKind};
@@ -63,6 +64,12 @@ pub struct KnockedIncident {
     pub inferred: Option<(f64, bool)>,
     /// The thread the incident comes from (cross-fitting folds split by it).
     pub thread: String,
+    /// The full library's top cause when a signature layer found it and the incident is
+    /// unseen (no signature example holds its lines): its layer
+    /// ([`calibrate::score_layer`]), score and whether it is right (as `corpus run`
+    /// counts: a cause on a healthy log is wrong). One of the points the signature
+    /// layers' calibration is fitted on.
+    pub plain: Option<(&'static str, f64, bool)>,
 }
 
 impl KnockedIncident {
@@ -154,7 +161,29 @@ fn knocked(inc: &Incident, d: &Diagnosis, removed: Vec<String>) -> KnockedIncide
         inferred,
         thread: thread(&inc.expected.source).to_string(),
         outcome,
+        plain: None,
     }
+}
+
+/// An unseen incident's calibration point from the full library's run: its top cause's
+/// layer, score and rightness, when a signature layer found it.
+fn plain_point(
+    examples: &ExampleText,
+    inc: &Incident,
+    d: &Diagnosis,
+) -> Option<(&'static str, f64, bool)> {
+    let e = &inc.expected;
+    if is_seen(examples, e.signature.as_deref(), e.key_line.as_deref(), d) {
+        return None;
+    }
+    let top = d.causes.first()?;
+    let layer = calibrate::score_layer(top.layer.as_deref())?;
+    let cat = top.category.as_str();
+    Some((
+        layer,
+        top.score,
+        cat == e.category || e.also.iter().any(|a| a == cat),
+    ))
 }
 
 /// Diagnoses `incidents` with `compiled`; an unreadable log gives `None`.
@@ -206,11 +235,10 @@ fn fold_library(
         let mut model = Model::train_featured(&kept);
         // the shipped calibration: the ordering (a `medium` inferred cause first) is the
         // one a user's run makes; the points it is fitted on do not depend on it
-        model.calibration = lib
-            .model
-            .as_ref()
-            .map(|m| m.calibration.clone())
-            .unwrap_or_default();
+        if let Some(m) = lib.model.as_ref() {
+            model.calibration = m.calibration.clone();
+            model.scores = m.scores.clone();
+        }
         reduced.model = Some(Arc::new(model));
     }
     reduced
@@ -267,6 +295,14 @@ pub fn run(
                 .collect::<Vec<_>>()
         })
         .collect();
+    let examples = ExampleText::of(lib);
+    let plain: BTreeMap<&str, (&'static str, f64, bool)> = full_runs
+        .iter()
+        .filter_map(|(inc, d)| Some((inc.name.as_str(), plain_point(&examples, inc, d.as_ref()?)?)))
+        .collect();
+    for k in &mut out {
+        k.plain = plain.get(k.name.as_str()).copied();
+    }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
 }
@@ -284,18 +320,45 @@ pub fn calibration_points(ks: &[KnockedIncident]) -> Vec<(f64, bool)> {
         .collect()
 }
 
+/// The points the signature layers' calibration is fitted on, with the thread of each:
+/// the knock-out run's top causes a signature layer found (incidents expecting a failure
+/// category), and the full library's top causes of the unseen incidents.
+pub fn score_points(ks: &[KnockedIncident]) -> Vec<((&'static str, f64, bool), &str)> {
+    let knocked = ks.iter().filter(|k| k.expects_category()).filter_map(|k| {
+        let layer = calibrate::score_layer(k.top_layer.as_deref())?;
+        Some(((layer, k.top_score?, k.right), k.thread.as_str()))
+    });
+    let plain = ks
+        .iter()
+        .filter_map(|k| Some((k.plain?, k.thread.as_str())));
+    knocked.chain(plain).collect()
+}
+
 /// The calibration `corpus bless` writes (`corpus/calibration.json`).
 pub fn calibration_file(ks: &[KnockedIncident]) -> CalibrationFile {
     let points = calibration_points(ks);
+    let scores: Vec<(&'static str, f64, bool)> =
+        score_points(ks).into_iter().map(|(p, _)| p).collect();
     CalibrationFile {
-        about: "The inferred layer's calibration: (the category model's raw probability, \
-                its calibrated probability), fitted by Platt scaling on the knock-out run's \
-                inferred causes (crashdoc corpus run --knockout). Written by crashdoc \
-                corpus bless; the build freezes it into the model."
+        about: "The calibrations: the inferred layer's (the category model's raw \
+                probability, its calibrated probability), fitted by Platt scaling on the \
+                knock-out run's inferred causes; the signature layers' (a cause's score, \
+                its calibrated probability), one fit per layer on the knock-out run's top \
+                causes and the unseen incidents' (crashdoc corpus run --knockout). Written \
+                by crashdoc corpus bless; the build freezes them into the model."
             .to_string(),
         points: points.len(),
         inferred: calibrate::fit(&points),
+        score_points: scores.len(),
+        scores: calibrate::fit_layers(&scores),
     }
+}
+
+/// A thread's cross-fitting fold.
+fn fold_of(thread: &str) -> usize {
+    thread.bytes().fold(0usize, |h, b| {
+        h.wrapping_mul(31).wrapping_add(usize::from(b))
+    })
 }
 
 /// The calibration's measure: the inferred causes' raw probabilities and, cross-fitted
@@ -306,14 +369,7 @@ fn render_calibration(ks: &[KnockedIncident]) -> String {
         .filter(|k| k.expects_category() && k.inferred.is_some())
         .collect();
     let points = calibration_points(ks);
-    let folds: Vec<usize> = with
-        .iter()
-        .map(|k| {
-            k.thread.bytes().fold(0usize, |h, b| {
-                h.wrapping_mul(31).wrapping_add(usize::from(b))
-            })
-        })
-        .collect();
+    let folds: Vec<usize> = with.iter().map(|k| fold_of(&k.thread)).collect();
     let cross = calibrate::cross_fitted(&points, &folds, FOLDS);
     format!(
         "\n{}\n{}",
@@ -323,6 +379,54 @@ fn render_calibration(ks: &[KnockedIncident]) -> String {
                 "inferred causes: calibrated probability (Platt, cross-fitted over {FOLDS} folds of threads)"
             ),
             &cross
+        )
+    )
+}
+
+/// The signature layers' calibration measured: their raw scores, and the calibrated
+/// probabilities cross-fitted (each fold of threads mapped by its layer's fit on the
+/// others), pooled and on each kind of held-out outcome — the corpus's unseen incidents
+/// (the library knows the class) and the knock-out's (it does not).
+fn render_score_calibration(ks: &[KnockedIncident]) -> String {
+    let points = score_points(ks);
+    let layered: Vec<(&'static str, f64, bool)> = points.iter().map(|(p, _)| *p).collect();
+    let folds: Vec<usize> = points.iter().map(|(_, t)| fold_of(t)).collect();
+    let cross = calibrate::cross_fitted_layers(&layered, &folds, FOLDS);
+    let knocked = ks
+        .iter()
+        .filter(|k| k.expects_category())
+        .filter(|k| {
+            calibrate::score_layer(k.top_layer.as_deref()).is_some() && k.top_score.is_some()
+        })
+        .count();
+    let raw: Vec<(f64, bool)> = layered.iter().map(|p| (p.1, p.2)).collect();
+    let title = format!("cross-fitted over {FOLDS} folds of threads");
+    let shipped: Vec<(f64, bool)> = ks
+        .iter()
+        .filter(|k| k.expects_category())
+        .filter_map(|k| k.top_probability.map(|p| (p, k.right)))
+        .collect();
+    format!(
+        "\n{}\n{}\n{}\n{}\n{}",
+        super::calibration::render(
+            "signature layers: the top cause's score (knock-out and unseen incidents)",
+            &raw
+        ),
+        super::calibration::render(
+            &format!("signature layers: calibrated probability (Platt per layer, {title}), pooled"),
+            &cross
+        ),
+        super::calibration::render(
+            "signature layers: calibrated probability, knock-out part",
+            &cross[..knocked]
+        ),
+        super::calibration::render(
+            "signature layers: calibrated probability, unseen corpus part",
+            &cross[knocked..]
+        ),
+        super::calibration::render(
+            "reliability of the top cause's probability (the shipped calibrations)",
+            &shipped
         )
     )
 }
@@ -441,10 +545,13 @@ pub fn render(ks: &[KnockedIncident]) -> String {
         super::calibration::render("reliability of the top cause's score", &points)
     );
     s.push_str(&render_calibration(ks));
+    s.push_str(&render_score_calibration(ks));
     let medium: Vec<&&KnockedIncident> = failing
         .iter()
         .filter(|k| {
-            k.top_probability.is_some() && k.outcome.top_confidence == Some(Confidence::Medium)
+            k.top_layer.as_deref() == Some("inferred")
+                && k.top_probability.is_some()
+                && k.outcome.top_confidence == Some(Confidence::Medium)
         })
         .collect();
     let _ = writeln!(

@@ -196,15 +196,19 @@ pub fn text(r: &CorpusReport, heading: &str) -> String {
     let _ = writeln!(out, "  ({SPLIT_NOTE})");
     let _ = writeln!(out, "\nCalibration ({CALIBRATION_NOTE})");
     text_table(&mut out, &calibration(s));
-    let _ = writeln!(
-        out,
-        "\n{}",
-        super::calibration::render(
+    for (title, points) in [
+        (
             "Reliability of the top cause's score (predicted) against right (observed)",
-            &super::score::reliability_points(&r.incidents)
-        )
-        .trim_end()
-    );
+            super::score::reliability_points(&r.incidents),
+        ),
+        (
+            "Reliability of the top cause's calibrated probability",
+            super::score::probability_points(&r.incidents),
+        ),
+    ] {
+        let table = super::calibration::render(title, &points);
+        let _ = writeln!(out, "\n{}", table.trim_end());
+    }
     let _ = writeln!(out, "\nBy category");
     text_table(&mut out, &categories(s));
     let _ = writeln!(out, "\nSignatures as the top cause ({SIGNATURE_NOTE})");
@@ -235,6 +239,27 @@ pub fn text(r: &CorpusReport, heading: &str) -> String {
     out
 }
 
+/// A reliability table of `points` in Markdown: bins of `what` (`axis` heading them),
+/// predicted against observed, and the ECE.
+fn md_reliability(out: &mut String, what: &str, axis: &str, points: &[(f64, bool)]) {
+    let (bins, ece) = super::calibration::reliability(points);
+    let _ = writeln!(
+        out,
+        "\n**Reliability** of {what}: {} causes, expected calibration error (ECE) {ece:.3}\n",
+        points.len()
+    );
+    let mut t: Table = vec![row(&[axis, "causes", "predicted", "observed"])];
+    for b in &bins {
+        t.push(vec![
+            format!("{:.1}–{:.1}", b.from, b.to),
+            b.count.to_string(),
+            format!("{:.2}", b.predicted),
+            format!("{:.2}", b.observed),
+        ]);
+    }
+    md_table(out, &t);
+}
+
 /// Markdown tables (what the README shows).
 pub fn markdown(r: &CorpusReport) -> String {
     let s = &r.summary;
@@ -244,23 +269,18 @@ pub fn markdown(r: &CorpusReport) -> String {
     let _ = writeln!(out, "\n{SPLIT_NOTE}.");
     let _ = writeln!(out, "\n**Calibration** ({CALIBRATION_NOTE})\n");
     md_table(&mut out, &calibration(s));
-    let points = super::score::reliability_points(&r.incidents);
-    let (bins, ece) = super::calibration::reliability(&points);
-    let _ = writeln!(
-        out,
-        "\n**Reliability** of the top cause's score: {} causes, expected calibration error (ECE) {ece:.3}\n",
-        points.len()
+    md_reliability(
+        &mut out,
+        "the top cause's score",
+        "score",
+        &super::score::reliability_points(&r.incidents),
     );
-    let mut t: Table = vec![row(&["score", "causes", "predicted", "observed"])];
-    for b in &bins {
-        t.push(vec![
-            format!("{:.1}–{:.1}", b.from, b.to),
-            b.count.to_string(),
-            format!("{:.2}", b.predicted),
-            format!("{:.2}", b.observed),
-        ]);
-    }
-    md_table(&mut out, &t);
+    md_reliability(
+        &mut out,
+        "the top cause's calibrated probability",
+        "probability",
+        &super::score::probability_points(&r.incidents),
+    );
     let _ = writeln!(out, "\n**By category**\n");
     md_table(&mut out, &categories(s));
     let _ = writeln!(

@@ -51,6 +51,9 @@ pub struct IncidentResult {
     /// The top cause's score (0 to 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_score: Option<f64>,
+    /// The top cause's calibrated probability of being right, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_probability: Option<f64>,
     /// The layer of knowledge of the top cause, when not a signature file (`fuzzy`,
     /// `fallback`, `wrapper`, `table:<id>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -86,6 +89,7 @@ impl IncidentResult {
             signatures: d.causes.iter().map(|c| c.signature.clone()).collect(),
             top_confidence: o.top_confidence.map(|c| c.as_str().to_string()),
             top_score: d.causes.first().map(|c| c.score),
+            top_probability: d.causes.first().and_then(|c| c.probability),
             top_layer: d.causes.first().and_then(|c| c.layer.clone()),
             top1: o.top1,
             top3: o.top3,
@@ -111,6 +115,7 @@ impl IncidentResult {
             signatures: Vec::new(),
             top_confidence: None,
             top_score: None,
+            top_probability: None,
             top_layer: None,
             top1: false,
             top3: false,
@@ -300,6 +305,13 @@ fn top_right(i: &IncidentResult) -> bool {
 pub fn reliability_points(inc: &[IncidentResult]) -> Vec<(f64, bool)> {
     inc.iter()
         .filter_map(|i| i.top_score.map(|s| (s, top_right(i))))
+        .collect()
+}
+
+/// (probability, right) of every incident's top cause that has a probability.
+pub fn probability_points(inc: &[IncidentResult]) -> Vec<(f64, bool)> {
+    inc.iter()
+        .filter_map(|i| i.top_probability.map(|p| (p, top_right(i))))
         .collect()
 }
 

@@ -114,6 +114,21 @@ fn first_failure_hidden(lib: &Library, x: &Extraction, causes: &[Cause]) -> Opti
 /// and following no other. Two independent failures in one log (a download stopped by a
 /// quota, then a script missing a module) leave the report unsure which one the reader
 /// came for: the top cause is capped at `medium`.
+/// Every cause found by a signature layer gets its score's calibrated probability (the
+/// layer's fit frozen with the model, [`crate::knowledge::calibrate`]), from its final
+/// score, after every cap. An inferred cause has its own; a library without a model (one
+/// of the user's folders alone) gives none.
+fn attach_probabilities(lib: &Library, causes: &mut [Cause]) {
+    let Some(model) = lib.model.as_deref() else {
+        return;
+    };
+    for c in causes.iter_mut().filter(|c| c.probability.is_none()) {
+        c.probability = model
+            .score_probability(c.layer.as_deref(), c.score)
+            .map(|p| (p * 100.0).round() / 100.0);
+    }
+}
+
 fn cap_after_unexplained_first(
     lib: &Library,
     x: &Extraction,
@@ -207,8 +222,9 @@ pub struct Cause {
     /// Less specific signatures that rest on the same evidence lines: shown under this
     /// cause, not ranked as causes of their own (their fixes are not printed first).
     pub also_matches: Vec<AlsoMatch>,
-    /// For an inferred cause (layer `inferred`): the category model's probability,
-    /// calibrated ([`crate::knowledge::calibrate`]).
+    /// The calibrated probability that the cause is right
+    /// ([`crate::knowledge::calibrate`]): an inferred cause's from the category model, the
+    /// other layers' from their score ([`attach_probabilities`]).
     pub probability: Option<f64>,
     /// For an inferred cause: the model's probability before calibration (what the
     /// knock-out run fits the calibration on; not part of the report).
@@ -554,6 +570,7 @@ impl Diagnosis {
         }
         cx.add_inferred(&mut causes, opts.top);
         cap_after_unexplained_first(lib, &x, &ranked, &mut causes);
+        attach_probabilities(lib, &mut causes);
         noise.sort_by(|a, b| b.count.cmp(&a.count).then(a.signature.cmp(&b.signature)));
         let unexplained = if causes.is_empty() {
             x.failures

@@ -253,6 +253,11 @@ pub struct Model {
     /// ([`super::calibrate`]); empty: probabilities stay raw (a knock-out fold's model).
     #[serde(default)]
     pub calibration: Vec<(f64, f64)>,
+    /// The maps from a signature layer's cause score to the share right, by layer
+    /// ([`super::calibrate::score_layer`]), fitted on held-out outcomes; frozen here with
+    /// the inferred layer's because both are what the build learns from the corpus.
+    #[serde(default)]
+    pub scores: Vec<(String, Vec<(f64, f64)>)>,
 }
 
 /// What the model says of a text.
@@ -362,6 +367,7 @@ impl Model {
             units: units.len() as u32,
             sigs: Vec::new(),
             calibration: Vec::new(),
+            scores: Vec::new(),
         };
         let mut sigs: Vec<SigVec> = units
             .iter()
@@ -488,6 +494,17 @@ impl Model {
     /// right on held-out incidents (itself when the model has no calibration).
     pub fn calibrated(&self, raw: f64) -> f64 {
         super::calibrate::apply(&self.calibration, raw)
+    }
+
+    /// A cause's score as the share of such causes that were right on held-out logs,
+    /// through its layer's fit (`layer` as the cause reports it); none for an inferred
+    /// cause, a layer with no fit, or a model without calibration (a knock-out fold's
+    /// copies the shipped one).
+    pub fn score_probability(&self, layer: Option<&str>, score: f64) -> Option<f64> {
+        let name = super::calibrate::score_layer(layer)?;
+        let (_, map) = self.scores.iter().find(|(l, _)| l == name)?;
+        // a few hundred held-out outcomes cannot tell 99 % from certain
+        (!map.is_empty()).then(|| super::calibrate::apply(map, score).clamp(0.01, 0.99))
     }
 
     /// The class of a signature the model was trained on.

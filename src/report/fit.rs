@@ -8,7 +8,7 @@
 //! (display width, ANSI styles ignored), its continuation lines indented under the
 //! line's text (after a list marker such as `1. `, `- `, `×16 `).
 //!
-//! A bracketed badge (`[gpu-oom · fatal · high 0.95]`) moves to the next line whole.
+//! A bracketed badge (`[gpu-oom · fatal · high 0.95 · likely 96 %]`) moves to the next line whole.
 //! Two things are never broken: a word longer than the line (a path, a URL — a
 //! broken one could not be opened or pasted: it gets a line of its own) and a printed
 //! command (`$ …`, pasted whole into a shell; a line break would run half of it).
@@ -26,7 +26,7 @@ static MARKER: LazyLock<Regex> = LazyLock::new(|| {
 /// A short bracketed group (a badge) whose spaces are held together while wrapping.
 #[allow(clippy::expect_used)]
 static BADGE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\[[^\[\]]{1,48}\]").expect("built-in badge regex"));
+    LazyLock::new(|| Regex::new(r"\[[^\[\]]{1,72}\]").expect("built-in badge regex"));
 
 /// Held spaces: a no-break space (one column, and `textwrap` breaks at ASCII spaces
 /// only), turned back into a space after wrapping; a line that holds one of its own is

@@ -102,13 +102,16 @@ pub fn render(d: &Diagnosis) -> String {
 fn cause(out: &mut String, c: &Cause) {
     let _ = writeln!(
         out,
-        "### {}. {} — {} ({}, {} confidence, score {:.2})\n",
+        "### {}. {} — {} ({}, {} confidence, score {:.2}{})\n",
         c.rank,
         escape_control(&c.title),
         code(&c.signature),
         c.category,
         c.confidence.as_str(),
-        c.score
+        c.score,
+        c.probability
+            .map(|p| format!(", likely {:.0} %", p * 100.0))
+            .unwrap_or_default()
     );
     let _ = writeln!(out, "{}\n", escape_control(&c.explain));
     if let Some(s) = &c.crash_site {

@@ -198,8 +198,6 @@ fn spread_text(c: &Cause) -> Option<String> {
     Some(out)
 }
 
-/// `[category · severity · confidence score]`: the severity in red when the cause is
-/// fatal or an error, the confidence in its own colour (a green `fatal` read as fine).
 /// The "Seen:" line of a cause: its spread, and where it was first seen (the stream,
 /// the time in a form a person reads, the line); None when there is neither.
 fn seen_text(c: &Cause) -> Option<String> {
@@ -266,6 +264,9 @@ pub fn readable_time(t: &str) -> String {
     t.to_string()
 }
 
+/// `[category · severity · confidence score · likely P %]`: the severity in red when the
+/// cause is fatal or an error, the confidence in its own colour (a green `fatal` read as
+/// fine); `likely P %` the cause's calibrated probability, when it has one.
 fn badge(c: &Cause, st: Style) -> String {
     use crate::knowledge::signature::model::Severity;
     let sev = c.severity.as_str();
@@ -275,8 +276,12 @@ fn badge(c: &Cause, st: Style) -> String {
         _ => sev.to_string(),
     };
     let conf = format!("{} {:.2}", c.confidence.as_str(), c.score);
+    let likely = c
+        .probability
+        .map(|p| format!(" · likely {:.0} %", p * 100.0))
+        .unwrap_or_default();
     format!(
-        "[{} · {sev} · {}]",
+        "[{} · {sev} · {}{likely}]",
         c.category,
         st.conf(c.confidence, &conf)
     )

@@ -272,8 +272,11 @@ pub struct Cause {
     /// Less specific signatures that rest on the same evidence lines.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub also_matches: Vec<AlsoMatch>,
-    /// For an inferred cause (layer `inferred`, no signature matched): the category
-    /// model's probability of its category (0 to 1).
+    /// The calibrated probability that the cause's category is right (0 to 1): for an
+    /// inferred cause (layer `inferred`), the category model's probability; for the other
+    /// layers, the score mapped through its layer's fit on held-out outcomes (the
+    /// corpus's unseen incidents and the knock-out run). Absent for a cause read from a
+    /// traceback's structure alone, and with a library that has no embedded model.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub probability: Option<f64>,
     /// For an inferred cause: the signatures whose words are nearest, nearest first.

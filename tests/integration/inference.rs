@@ -210,6 +210,14 @@ fn knock_out_leaves_out_the_explaining_signature_and_its_siblings() {
     assert!(!k.removed.iter().any(|r| r == top), "{top} was left out");
     let text = knockout::render(&ks);
     assert!(text.starts_with("knock-out: top-1 category "), "{text}");
+    assert!(
+        text.contains("signature layers: calibrated probability (Platt per layer"),
+        "{text}"
+    );
+    assert!(
+        text.contains("reliability of the top cause's probability"),
+        "{text}"
+    );
 }
 
 /// NCCL's generic `unhandled system error` follows from the failing call its `Last error:`
@@ -376,6 +384,42 @@ fn the_committed_calibration_is_the_fit_of_this_knock_out_run() {
     let file = committed_calibration();
     assert_eq!(fresh.points, file.points, "run `crashdoc corpus bless`");
     assert_eq!(fresh.inferred, file.inferred, "run `crashdoc corpus bless`");
+    assert_eq!(
+        fresh.score_points, file.score_points,
+        "run `crashdoc corpus bless`"
+    );
+    assert_eq!(fresh.scores, file.scores, "run `crashdoc corpus bless`");
+}
+
+/// The signature layers' calibration: the build froze each layer's fit, every fit is
+/// monotone (a higher score never means a lower probability), and a cause a signature
+/// found carries its score's probability through its own layer's fit.
+#[test]
+fn a_signatures_cause_carries_its_layers_calibrated_probability() {
+    let file = committed_calibration();
+    assert!(file.score_points > 0);
+    for layer in ["signature", "table", "fuzzy"] {
+        let map = file
+            .scores
+            .get(layer)
+            .expect("a fit for each signature layer");
+        assert!(
+            map.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1),
+            "{layer}"
+        );
+    }
+    let model = crashdoc::knowledge::model::embedded().expect("the embedded model");
+    let frozen: std::collections::BTreeMap<String, Vec<(f64, f64)>> =
+        model.scores.iter().cloned().collect();
+    assert_eq!(frozen, file.scores, "rebuild after `corpus bless`");
+    let d = diagnose("accelerate-hang-timeout-nccl-allreduce-end-of-epoch");
+    let top = d.causes.first().expect("a cause");
+    assert_eq!(top.layer, None, "a signature file's cause");
+    let p = top.probability.expect("a calibrated probability");
+    let want = model.score_probability(None, top.score).expect("the fit");
+    assert!((p - want).abs() < 0.006, "{p} vs {want}");
+    // an inferred cause keeps its own calibration; a structural one has none
+    assert_eq!(model.score_probability(Some("inferred"), 0.5), None);
 }
 
 /// A requested shutdown's teardown (vLLM's `[shutdown] … trigger received signal=SIGTERM`,
