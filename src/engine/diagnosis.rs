@@ -151,13 +151,9 @@ fn cap_after_unexplained_first(
         f.last_line() < top_line
             && f.consequence_of.is_none()
             && !f.consequence_shape
-            && matches!(
-                f.kind,
-                FailureKind::Traceback
-                    | FailureKind::Exception
-                    | FailureKind::Abort
-                    | FailureKind::OomKill
-            )
+            // a signal is what something else did to the process: no root of its own
+            && f.kind.is_fatal()
+            && f.kind != FailureKind::Signal
             && !matched(f.id)
             && !top.failures.contains(&f.id)
     });

@@ -37,8 +37,7 @@
 pub mod bug;
 
 use crate::engine::extract::{shapes, Extraction, Failure, FailureId, FailureKind};
-use crate::engine::ingest::Line;
-use crate::engine::normalize::{normalize, Level};
+use crate::engine::normalize::{normalize_text, Level};
 use crate::engine::rank::{Confidence, EvidenceLine};
 use crate::engine::steps::Block;
 use crate::knowledge::model::{Prediction, BENIGN};
@@ -92,13 +91,9 @@ pub struct Inference {
 /// Python warning at the end of a run is read, last ([`python_warning`]).
 fn shape_rank(k: FailureKind) -> Option<u8> {
     match k {
-        FailureKind::Traceback
-        | FailureKind::Exception
-        | FailureKind::Abort
-        | FailureKind::Signal
-        | FailureKind::OomKill => Some(0),
+        k if k.is_fatal() => Some(0),
         FailureKind::CudaError | FailureKind::Nccl | FailureKind::ErrorLine => Some(1),
-        FailureKind::Systemd | FailureKind::Warning | FailureKind::Line => None,
+        _ => None,
     }
 }
 
@@ -243,11 +238,7 @@ fn text(x: &Extraction, f: &Failure) -> String {
 /// Appends each line's message, the log's prefixes peeled, one per line.
 fn push_peeled(s: &mut String, lines: &[(usize, String)]) {
     for (number, line) in lines {
-        let record = normalize(Line {
-            number: *number,
-            text: line.clone(),
-            truncated: 0,
-        });
+        let record = normalize_text(*number, line);
         s.push_str(&record.message);
         s.push('\n');
     }

@@ -64,7 +64,7 @@
 //! width reads the next line ahead (into a second buffer: the buffers are swapped, not
 //! copied, when the next line does not continue).
 
-use crate::engine::ingest::{IngestError, Line, LineReader, Physical, RawLine, MAX_LINE_BYTES};
+use crate::engine::ingest::{IngestError, LineReader, Physical, RawLine, MAX_LINE_BYTES};
 use crate::engine::normalize;
 
 /// Terminal and editor widths a hard or soft wrap is recognised at without the input
@@ -470,7 +470,7 @@ pub fn starts_record(body: &[u8]) -> bool {
     {
         return true;
     }
-    let rec = record(text.to_string());
+    let rec = normalize::normalize_text(0, text);
     rec.message.len() != rec.raw.len()
 }
 
@@ -480,25 +480,11 @@ pub fn starts_record(body: &[u8]) -> bool {
 /// `torch.OutOfMemoryError: …`. Never when `next` has a prefix of its own (the next
 /// record of a log whose lines may have no message).
 fn message_of(head: &[u8], next: &[u8]) -> bool {
-    let read = |b: &[u8]| {
-        record(
-            crate::engine::ingest::clean_text(b)
-                .trim_start()
-                .to_string(),
-        )
-    };
+    let read =
+        |b: &[u8]| normalize::normalize_text(0, crate::engine::ingest::clean_text(b).trim_start());
     let h = read(head);
     let n = read(next);
     h.message.trim().is_empty() && h.message.len() != h.raw.len() && n.message.len() == n.raw.len()
-}
-
-/// A line's text as [`normalize`] reads it (its prefixes peeled).
-fn record(text: String) -> normalize::Record {
-    normalize::normalize(Line {
-        number: 0,
-        text,
-        truncated: 0,
-    })
 }
 
 /// Whether the head and the next line's text, joined, start with a prefix [`normalize`]
@@ -509,7 +495,7 @@ fn prefix_spans(head: &[u8], body: &[u8]) -> bool {
     let mut text = head.trim_start().to_string();
     let kept = text.trim_end().len();
     text.push_str(&crate::engine::ingest::clean_text(body.trim_ascii_end()));
-    let rec = record(text);
+    let rec = normalize::normalize_text(0, &text);
     rec.raw.len().saturating_sub(rec.message.len()) > kept
 }
 

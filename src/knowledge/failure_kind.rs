@@ -46,4 +46,19 @@ impl FailureKind {
     pub fn parse(s: &str) -> Option<Self> {
         s.parse().ok()
     }
+
+    /// A shape that ends a process by itself: a traceback or exception, an abort, a fatal
+    /// signal, the OOM killer's kill (what the category model reads first, and what a
+    /// failure that stopped a run looks like). Error lines, CUDA and NCCL lines, service
+    /// manager lines and warnings are reports a process may go on after.
+    pub fn is_fatal(self) -> bool {
+        matches!(
+            self,
+            FailureKind::Traceback
+                | FailureKind::Exception
+                | FailureKind::Abort
+                | FailureKind::Signal
+                | FailureKind::OomKill
+        )
+    }
 }

@@ -80,11 +80,7 @@ fn clip_start(s: &str, max: usize) -> String {
 /// A log line split into its recognised prefix (journald, process tag, logger…) and its
 /// message; the prefix is empty when none is recognised.
 fn split_prefix(raw: &str) -> (&str, &str) {
-    let rec = crate::engine::normalize::normalize(crate::engine::ingest::Line {
-        number: 0,
-        text: raw.to_string(),
-        truncated: 0,
-    });
+    let rec = crate::engine::normalize::normalize_text(0, raw);
     match raw.strip_suffix(rec.message.as_str()) {
         Some(prefix) if !rec.message.is_empty() => (prefix, &raw[prefix.len()..]),
         _ => ("", raw),

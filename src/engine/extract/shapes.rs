@@ -511,15 +511,10 @@ pub fn classify(rec: &Record) -> Option<FailureKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::ingest::Line;
-    use crate::engine::normalize::normalize;
+    use crate::engine::normalize::normalize_text;
 
     fn kind(s: &str) -> Option<FailureKind> {
-        classify(&normalize(Line {
-            number: 1,
-            text: s.into(),
-            truncated: 0,
-        }))
+        classify(&normalize_text(1, s))
     }
 
     #[test]

@@ -229,15 +229,10 @@ impl UnitLinks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::ingest::Line;
-    use crate::engine::normalize::normalize;
+    use crate::engine::normalize::normalize_text;
 
     fn rec(text: &str) -> Record {
-        normalize(Line {
-            number: 1,
-            text: text.to_string(),
-            truncated: 0,
-        })
+        normalize_text(1, text)
     }
 
     #[test]
@@ -265,11 +260,7 @@ mod tests {
     }
 
     fn rec_at(line: usize, text: &str) -> Record {
-        normalize(Line {
-            number: line,
-            text: text.to_string(),
-            truncated: 0,
-        })
+        normalize_text(line, text)
     }
 
     #[test]

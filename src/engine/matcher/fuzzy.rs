@@ -13,7 +13,6 @@ use std::hash::{Hash, Hasher};
 use super::{FailureHit, Matches, Place};
 use super::{Via, ViaNote};
 use crate::engine::extract::{Extraction, Failure, FailureId, FailureKind};
-use crate::engine::ingest::Line;
 use crate::knowledge::signature::table::Layer;
 use crate::knowledge::signature::{Library, Severity, SigIndex, Signature};
 
@@ -168,14 +167,8 @@ fn shingles(words: &[String]) -> (HashSet<u64>, Vec<u64>) {
 /// The example messages of a signature: each positive example's first line with one of
 /// its atoms, and every line of its near-misses (which hold no atom, by design).
 fn example_messages(sig: &Signature) -> Vec<(bool, String)> {
-    let message = |i: usize, text: &str| {
-        crate::engine::normalize::normalize(Line {
-            number: i + 1,
-            text: text.to_string(),
-            truncated: 0,
-        })
-        .message
-    };
+    let message =
+        |i: usize, text: &str| crate::engine::normalize::normalize_text(i + 1, text).message;
     let mut out = Vec::new();
     for ex in &sig.examples.matches {
         let hit = ex.log.lines().enumerate().find(|(_, l)| {

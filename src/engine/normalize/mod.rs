@@ -465,6 +465,16 @@ pub fn transport(text: &str) -> Option<Transport> {
     })
 }
 
+/// A text read as the line `number` of an input ([`normalize`] of a line not read from
+/// one: an example, a message quoted elsewhere, a line kept as text).
+pub fn normalize_text(number: usize, text: &str) -> Record {
+    normalize(Line {
+        number,
+        text: text.to_string(),
+        truncated: 0,
+    })
+}
+
 /// Peels one line into a record.
 pub fn normalize(line: Line) -> Record {
     let text = line.text.as_str();
@@ -600,11 +610,7 @@ mod tests {
     use super::*;
 
     fn rec(s: &str) -> Record {
-        normalize(Line {
-            number: 7,
-            text: s.to_string(),
-            truncated: 0,
-        })
+        normalize_text(7, s)
     }
 
     // Source: ../shared/scenarios/vllm-flashinfer-crashloop/journal.txt (reconstruction of
