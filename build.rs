@@ -37,6 +37,7 @@ mod knowledge {
         pub static FROZEN_SIGNATURES: &[u8] = &[];
         pub static FROZEN_RULES: &[u8] = &[];
         pub static FROZEN_MODEL: &[u8] = &[];
+        pub static FROZEN_SCORES: &[u8] = &[];
     }
 }
 
@@ -50,6 +51,10 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         println!("cargo:warning={}: {why}", path.display());
     }
     found.files
+}
+
+fn root_dir() -> PathBuf {
+    PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default())
 }
 
 fn out_dir() -> PathBuf {
@@ -68,7 +73,13 @@ fn main() {
     let signatures = embed("signatures", "signatures.yaml.deflate", Kind::Signatures);
     let rules = embed("rules", "rules.yaml.deflate", Kind::Rules);
     let library = knowledge::signature::load::compile_files(&signatures);
-    write("model.frozen", &model(library.as_ref().ok()));
+    let cal = calibration(&root_dir().join("corpus").join("calibration.json"));
+    write("model.frozen", &model(library.as_ref().ok(), cal.inferred));
+    write(
+        "scores.frozen",
+        &knowledge::frozen::freeze(&cal.scores)
+            .unwrap_or_else(|e| panic!("cannot serialize the score calibration: {e}")),
+    );
     write("signatures.frozen", &frozen("signatures", library));
     write(
         "rules.frozen",
@@ -99,7 +110,7 @@ fn build_id() {
 /// The category model, trained on the embedded library's examples and literals and on
 /// the corpus's key lines (`src/knowledge/model.rs`), frozen; nothing when the library
 /// does not compile.
-fn model(library: Option<&knowledge::signature::Library>) -> Vec<u8> {
+fn model(library: Option<&knowledge::signature::Library>, calibration: Vec<(f64, f64)>) -> Vec<u8> {
     let Some(lib) = library else {
         return Vec::new();
     };
@@ -108,9 +119,7 @@ fn model(library: Option<&knowledge::signature::Library>) -> Vec<u8> {
     let mut docs = knowledge::signature::docs::library_docs(lib);
     docs.extend(knowledge::model::corpus_docs(&root.join("corpus")));
     let mut m = knowledge::model::Model::train(&docs);
-    let cal = calibration(&root.join("corpus").join("calibration.json"));
-    m.calibration = cal.inferred;
-    m.scores = cal.scores.into_iter().collect();
+    m.calibration = calibration;
     knowledge::frozen::freeze(&m)
         .unwrap_or_else(|e| panic!("cannot serialize the category model: {e}"))
 }

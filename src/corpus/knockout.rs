@@ -36,7 +36,7 @@ use crate::engine::matcher::{Compiled, EngineKind};
 use crate::engine::pipeline::Engine;
 use crate::engine::rank::Confidence;
 use crate::knowledge::calibrate::{self, CalibrationFile};
-use crate::knowledge::model::{featurize, Doc, Featured, Model};
+use crate::knowledge::model::{featurize, Doc, Featured, Model, ModelRef};
 use crate::knowledge::signature::docs::library_docs;
 use crate::knowledge::signature::Library;
 
@@ -235,11 +235,10 @@ fn fold_library(
         let mut model = Model::train_featured(&kept);
         // the shipped calibration: the ordering (a `medium` inferred cause first) is the
         // one a user's run makes; the points it is fitted on do not depend on it
-        if let Some(m) = lib.model.as_ref() {
+        if let Some(m) = lib.model.as_ref().and_then(|m| m.get()) {
             model.calibration = m.calibration.clone();
-            model.scores = m.scores.clone();
         }
-        reduced.model = Some(Arc::new(model));
+        reduced.model = Some(ModelRef::Trained(Arc::new(model)));
     }
     reduced
 }

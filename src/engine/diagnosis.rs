@@ -115,17 +115,17 @@ fn first_failure_hidden(lib: &Library, x: &Extraction, causes: &[Cause]) -> Opti
 /// quota, then a script missing a module) leave the report unsure which one the reader
 /// came for: the top cause is capped at `medium`.
 /// Every cause found by a signature layer gets its score's calibrated probability (the
-/// layer's fit frozen with the model, [`crate::knowledge::calibrate`]), from its final
-/// score, after every cap. An inferred cause has its own; a library without a model (one
-/// of the user's folders alone) gives none.
+/// layer's shipped fit, [`crate::knowledge::calibrate::shipped_probability`]), from its
+/// final score, after every cap. An inferred cause has its own; a library without the
+/// embedded model (one of the user's folders alone, which the fit never saw) gives none.
 fn attach_probabilities(lib: &Library, causes: &mut [Cause]) {
-    let Some(model) = lib.model.as_deref() else {
+    if lib.model.is_none() {
         return;
-    };
+    }
     for c in causes.iter_mut().filter(|c| c.probability.is_none()) {
-        c.probability = model
-            .score_probability(c.layer.as_deref(), c.score)
-            .map(|p| (p * 100.0).round() / 100.0);
+        c.probability =
+            crate::knowledge::calibrate::shipped_probability(c.layer.as_deref(), c.score)
+                .map(|p| (p * 100.0).round() / 100.0);
     }
 }
 

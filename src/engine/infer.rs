@@ -273,10 +273,12 @@ fn evidence(f: &Failure) -> Vec<EvidenceLine> {
 /// The inferred cause of a failure of `x` that no cause explains (`explained`: the
 /// failures the causes found explain), if the model has one.
 pub fn infer(lib: &Library, x: &Extraction, explained: &[FailureId]) -> Option<Inference> {
-    let model = lib.model.as_ref()?;
+    lib.model.as_ref()?;
     let Some(f) = target(x, explained) else {
         return paste(lib, x);
     };
+    // thawed only now: a log whose failures signatures explain never reads the model
+    let model = lib.model.as_ref()?.get()?;
     let p = model.predict(&text(x, f), focus(f).as_deref(), NEAREST);
     let guess = p.as_ref().and_then(|p| guess(lib, f, p));
     // a structure that says the software failed (a bare NotImplementedError has no words
@@ -306,7 +308,7 @@ pub fn infer(lib: &Library, x: &Extraction, explained: &[FailureId]) -> Option<I
 /// cause; on an exception (a healthy run does not end in one), the likeliest failure
 /// class, at what the model gives it.
 fn guess(lib: &Library, f: &Failure, p: &Prediction) -> Option<Inference> {
-    let model = lib.model.as_ref()?;
+    let model = lib.model.as_ref()?.get()?;
     let exception = shape_rank(f.kind) == Some(0);
     let (category, raw) = class(p, exception)?;
     let probability = model.calibrated(raw);
@@ -348,11 +350,11 @@ fn class(p: &Prediction, exception: bool) -> Option<(Category, f64)> {
 /// whole, and names a class only from calibrated probability [`MEDIUM_FROM`]. Always
 /// `low`: no shape says it is a failure, only its words.
 fn paste(lib: &Library, x: &Extraction) -> Option<Inference> {
-    let model = lib.model.as_ref()?;
     // a failure inference could read is no paste's: it was read, or is noise
     if x.paste.is_empty() || x.failures.iter().any(|f| shape_rank(f.kind).is_some()) {
         return None;
     }
+    let model = lib.model.as_ref()?.get()?;
     let mut text = String::new();
     push_peeled(&mut text, &x.paste);
     let focus = (x.paste.len() == 1).then(|| text.trim().to_string());

@@ -76,6 +76,11 @@ pub static FROZEN_RULES: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/rules
 /// library did not compile.
 pub static FROZEN_MODEL: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/model.frozen"));
 
+/// The signature layers' score calibration (`corpus/calibration.json`'s `scores`), frozen
+/// apart from the model so that a run whose causes all come from signatures never thaws
+/// the model ([`super::calibrate::shipped_probability`]).
+pub static FROZEN_SCORES: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/scores.frozen"));
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -211,21 +211,6 @@ struct SigVec {
     norm: f64,
 }
 
-/// Starts reading the embedded model ([`embedded`]) on a thread of its own, once per
-/// process: every loaded library gets the model attached, and thawing it (0.8 MB, its
-/// rows one allocation each) was half of `sig list` (callgrind: 20.7 M of 46 M
-/// instructions) and a tenth of a short journal's run, done after the library's own thaw.
-/// Started first, it overlaps it; [`embedded`] waits for it where it is needed (a
-/// `OnceLock`: the same model whichever thread reads it).
-pub fn thaw_embedded_in_background() {
-    static STARTED: std::sync::Once = std::sync::Once::new();
-    STARTED.call_once(|| {
-        let _ = std::thread::Builder::new()
-            .name("model".into())
-            .spawn(|| drop(embedded()));
-    });
-}
-
 /// The category model trained at build time (`build.rs`, [`crate::knowledge::frozen`]),
 /// read once; `None` when the library did not compile then.
 pub fn embedded() -> Option<std::sync::Arc<Model>> {
@@ -233,6 +218,27 @@ pub fn embedded() -> Option<std::sync::Arc<Model>> {
     MODEL
         .get_or_init(|| super::frozen::thaw(super::embedded::FROZEN_MODEL).map(std::sync::Arc::new))
         .clone()
+}
+
+/// The model a library carries: the embedded one, thawed on first use — a run whose
+/// causes all come from signatures never reads the model (the thaw was a fifth of the
+/// scenario journal's start-up and a quarter of `sig list`'s) —, or one trained for it
+/// (a knock-out fold's).
+#[derive(Debug, Clone)]
+pub enum ModelRef {
+    Embedded,
+    Trained(std::sync::Arc<Model>),
+}
+
+impl ModelRef {
+    /// The model; `None` when the embedded one does not exist (the library did not
+    /// compile at build time).
+    pub fn get(&self) -> Option<std::sync::Arc<Model>> {
+        match self {
+            ModelRef::Embedded => embedded(),
+            ModelRef::Trained(m) => Some(m.clone()),
+        }
+    }
 }
 
 /// The trained model: counts per class and feature (the frozen weights).
@@ -253,11 +259,6 @@ pub struct Model {
     /// ([`super::calibrate`]); empty: probabilities stay raw (a knock-out fold's model).
     #[serde(default)]
     pub calibration: Vec<(f64, f64)>,
-    /// The maps from a signature layer's cause score to the share right, by layer
-    /// ([`super::calibrate::score_layer`]), fitted on held-out outcomes; frozen here with
-    /// the inferred layer's because both are what the build learns from the corpus.
-    #[serde(default)]
-    pub scores: Vec<(String, Vec<(f64, f64)>)>,
 }
 
 /// What the model says of a text.
@@ -367,7 +368,6 @@ impl Model {
             units: units.len() as u32,
             sigs: Vec::new(),
             calibration: Vec::new(),
-            scores: Vec::new(),
         };
         let mut sigs: Vec<SigVec> = units
             .iter()
@@ -494,17 +494,6 @@ impl Model {
     /// right on held-out incidents (itself when the model has no calibration).
     pub fn calibrated(&self, raw: f64) -> f64 {
         super::calibrate::apply(&self.calibration, raw)
-    }
-
-    /// A cause's score as the share of such causes that were right on held-out logs,
-    /// through its layer's fit (`layer` as the cause reports it); none for an inferred
-    /// cause, a layer with no fit, or a model without calibration (a knock-out fold's
-    /// copies the shipped one).
-    pub fn score_probability(&self, layer: Option<&str>, score: f64) -> Option<f64> {
-        let name = super::calibrate::score_layer(layer)?;
-        let (_, map) = self.scores.iter().find(|(l, _)| l == name)?;
-        // a few hundred held-out outcomes cannot tell 99 % from certain
-        (!map.is_empty()).then(|| super::calibrate::apply(map, score).clamp(0.01, 0.99))
     }
 
     /// The class of a signature the model was trained on.

@@ -180,7 +180,6 @@ pub fn builtin_context(kind: Kind, ours: &[LibraryFile]) -> Overlay {
 /// Loads the library `spec` names (module docs): every error of every file, located,
 /// when it does not load.
 pub fn load(spec: &Spec) -> Result<Loaded, LoadErrors> {
-    super::model::thaw_embedded_in_background();
     let mut notes = Vec::new();
     if spec.builtin && spec.dirs.is_empty() && spec.form == Form::Frozen {
         if let Some(lib) = super::signature::load::frozen_builtin() {

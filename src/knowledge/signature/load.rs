@@ -34,7 +34,7 @@ pub struct Library {
     /// loaded library's); `None` in a library built otherwise (a knock-out fold before
     /// it retrains one).
     #[serde(skip)]
-    pub model: Option<std::sync::Arc<crate::knowledge::model::Model>>,
+    pub model: Option<crate::knowledge::model::ModelRef>,
 }
 
 impl Library {
@@ -320,7 +320,7 @@ pub fn load(sources: &[LibrarySource]) -> Result<Library, LoadErrors> {
 /// `lib` with the embedded category model attached (a library that includes the
 /// embedded one).
 pub fn with_model(mut lib: Library) -> Library {
-    lib.model = crate::knowledge::model::embedded();
+    lib.model = Some(crate::knowledge::model::ModelRef::Embedded);
     lib
 }
 
