@@ -26,8 +26,10 @@
 //! a frequency either, and what it is worth depends on whether the library knows the
 //! failure: on the corpus, where a signature for the failure's class exists, scores of
 //! 0.5–0.8 are right 94–100 % of the time; under knock-out, where it was left out and a
-//! neighbour answers, the same scores are right 50–70 %. No signal a run has tells the
-//! two apart, and the next user's log is either. So the fit pools both kinds of held-out
+//! neighbour answers, the same scores are right 50–70 %. Of what a run reads, only the
+//! category model's agreement with the cause's category separates the two, and only in
+//! part (it is not used: on the corpus it would read a model trained on those very
+//! incidents); the next user's log is either. So the fit pools both kinds of held-out
 //! outcome: the corpus's unseen split (incidents whose lines no signature example holds:
 //! the library knows the class, not the log) and the knock-out run (the library does not
 //! know the class). `corpus run --knockout` measures the fit cross-fitted over folds of
