@@ -30,7 +30,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::seen::{is_seen, ExampleText};
-use super::{check, evaluate, Incident, Outcome};
+use super::{check, evaluate, fits, Incident, Outcome};
 use crate::engine::diagnosis::Diagnosis;
 use crate::engine::matcher::{Compiled, EngineKind};
 use crate::engine::pipeline::Engine;
@@ -132,8 +132,7 @@ fn explaining(inc: &Incident, full: &Diagnosis) -> Option<String> {
     if top.layer.as_deref() == Some("inferred") {
         return None;
     }
-    let cat = top.category.as_str();
-    (cat == e.category || e.also.iter().any(|a| a == cat)).then(|| top.signature.clone())
+    fits(e, top.category.as_str()).then(|| top.signature.clone())
 }
 
 fn knocked(inc: &Incident, d: &Diagnosis, removed: Vec<String>) -> KnockedIncident {
@@ -142,7 +141,7 @@ fn knocked(inc: &Incident, d: &Diagnosis, removed: Vec<String>) -> KnockedIncide
     let right_category = |cat: &str| {
         inc.expected.category != "none"
             && inc.expected.category != "other"
-            && (cat == inc.expected.category || inc.expected.also.iter().any(|a| a == cat))
+            && fits(&inc.expected, cat)
     };
     let right = top.is_some_and(|c| right_category(c.category.as_str()));
     let inferred = d
@@ -178,12 +177,7 @@ fn plain_point(
     }
     let top = d.causes.first()?;
     let layer = calibrate::score_layer(top.layer.as_deref())?;
-    let cat = top.category.as_str();
-    Some((
-        layer,
-        top.score,
-        cat == e.category || e.also.iter().any(|a| a == cat),
-    ))
+    Some((layer, top.score, fits(e, top.category.as_str())))
 }
 
 /// Diagnoses `incidents` with `compiled`; an unreadable log gives `None`.
@@ -319,25 +313,35 @@ pub fn calibration_points(ks: &[KnockedIncident]) -> Vec<(f64, bool)> {
         .collect()
 }
 
-/// The points the signature layers' calibration is fitted on, with the thread of each:
-/// the knock-out run's top causes a signature layer found (incidents expecting a failure
-/// category), and the full library's top causes of the unseen incidents.
-pub fn score_points(ks: &[KnockedIncident]) -> Vec<((&'static str, f64, bool), &str)> {
-    let knocked = ks.iter().filter(|k| k.expects_category()).filter_map(|k| {
-        let layer = calibrate::score_layer(k.top_layer.as_deref())?;
-        Some(((layer, k.top_score?, k.right), k.thread.as_str()))
-    });
+/// A point the signature layers' calibration is fitted on (`(layer, score, right)`), with
+/// the thread it comes from.
+type ScorePoint<'a> = ((&'static str, f64, bool), &'a str);
+
+/// The points the signature layers' calibration is fitted on: the knock-out run's top
+/// causes a signature layer found (incidents expecting a failure category), and the full
+/// library's top causes of the unseen incidents — the two kinds of held-out outcome, apart.
+pub fn score_points(ks: &[KnockedIncident]) -> (Vec<ScorePoint<'_>>, Vec<ScorePoint<'_>>) {
+    let knocked = ks
+        .iter()
+        .filter(|k| k.expects_category())
+        .filter_map(|k| {
+            let layer = calibrate::score_layer(k.top_layer.as_deref())?;
+            Some(((layer, k.top_score?, k.right), k.thread.as_str()))
+        })
+        .collect();
     let plain = ks
         .iter()
-        .filter_map(|k| Some((k.plain?, k.thread.as_str())));
-    knocked.chain(plain).collect()
+        .filter_map(|k| Some((k.plain?, k.thread.as_str())))
+        .collect();
+    (knocked, plain)
 }
 
 /// The calibration `corpus bless` writes (`corpus/calibration.json`).
 pub fn calibration_file(ks: &[KnockedIncident]) -> CalibrationFile {
     let points = calibration_points(ks);
+    let (knocked, plain) = score_points(ks);
     let scores: Vec<(&'static str, f64, bool)> =
-        score_points(ks).into_iter().map(|(p, _)| p).collect();
+        knocked.into_iter().chain(plain).map(|(p, _)| p).collect();
     CalibrationFile {
         about: "The calibrations: the inferred layer's (the category model's raw \
                 probability, its calibrated probability), fitted by Platt scaling on the \
@@ -387,17 +391,12 @@ fn render_calibration(ks: &[KnockedIncident]) -> String {
 /// others), pooled and on each kind of held-out outcome — the corpus's unseen incidents
 /// (the library knows the class) and the knock-out's (it does not).
 fn render_score_calibration(ks: &[KnockedIncident]) -> String {
-    let points = score_points(ks);
+    let (knocked, plain) = score_points(ks);
+    let points: Vec<ScorePoint<'_>> = knocked.iter().chain(&plain).copied().collect();
     let layered: Vec<(&'static str, f64, bool)> = points.iter().map(|(p, _)| *p).collect();
     let folds: Vec<usize> = points.iter().map(|(_, t)| fold_of(t)).collect();
     let cross = calibrate::cross_fitted_layers(&layered, &folds, FOLDS);
-    let knocked = ks
-        .iter()
-        .filter(|k| k.expects_category())
-        .filter(|k| {
-            calibrate::score_layer(k.top_layer.as_deref()).is_some() && k.top_score.is_some()
-        })
-        .count();
+    let knocked = knocked.len();
     let raw: Vec<(f64, bool)> = layered.iter().map(|p| (p.1, p.2)).collect();
     let title = format!("cross-fitted over {FOLDS} folds of threads");
     let shipped: Vec<(f64, bool)> = ks
