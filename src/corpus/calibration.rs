@@ -51,15 +51,16 @@ pub fn reliability(points: &[(f64, bool)]) -> (Vec<Bin>, f64) {
     (bins.into_iter().filter(|b| b.count > 0).collect(), ece)
 }
 
-/// The table as text, under `title`.
-pub fn render(title: &str, points: &[(f64, bool)]) -> String {
+/// The table as text, under `title`; `column` names what was binned (`score` or
+/// `probability`).
+pub fn render(title: &str, column: &str, points: &[(f64, bool)]) -> String {
     let (bins, ece) = reliability(points);
     let mut s = String::new();
     let _ = writeln!(s, "{title}: {} causes, ECE {ece:.3}", points.len());
     let _ = writeln!(
         s,
         "  {:<11} {:>7} {:>10} {:>9}",
-        "score", "causes", "predicted", "observed"
+        column, "causes", "predicted", "observed"
     );
     for b in &bins {
         let _ = writeln!(

@@ -376,11 +376,16 @@ fn render_calibration(ks: &[KnockedIncident]) -> String {
     let cross = calibrate::cross_fitted(&points, &folds, FOLDS);
     format!(
         "\n{}\n{}",
-        super::calibration::render("inferred causes: the model's raw probability", &points),
+        super::calibration::render(
+            "inferred causes: the model's raw probability",
+            "probability",
+            &points
+        ),
         super::calibration::render(
             &format!(
                 "inferred causes: calibrated probability (Platt, cross-fitted over {FOLDS} folds of threads)"
             ),
+            "probability",
             &cross
         )
     )
@@ -408,22 +413,27 @@ fn render_score_calibration(ks: &[KnockedIncident]) -> String {
         "\n{}\n{}\n{}\n{}\n{}",
         super::calibration::render(
             "signature layers: the top cause's score (knock-out and unseen incidents)",
+            "score",
             &raw
         ),
         super::calibration::render(
             &format!("signature layers: calibrated probability (Platt per layer, {title}), pooled"),
+            "probability",
             &cross
         ),
         super::calibration::render(
             "signature layers: calibrated probability, knock-out part",
+            "probability",
             &cross[..knocked]
         ),
         super::calibration::render(
             "signature layers: calibrated probability, unseen corpus part",
+            "probability",
             &cross[knocked..]
         ),
         super::calibration::render(
             "reliability of the top cause's probability (the shipped calibrations)",
+            "probability",
             &shipped
         )
     )
@@ -540,7 +550,7 @@ pub fn render(ks: &[KnockedIncident]) -> String {
     let _ = write!(
         s,
         "\n{}",
-        super::calibration::render("reliability of the top cause's score", &points)
+        super::calibration::render("reliability of the top cause's score", "score", &points)
     );
     s.push_str(&render_calibration(ks));
     s.push_str(&render_score_calibration(ks));

@@ -196,17 +196,19 @@ pub fn text(r: &CorpusReport, heading: &str) -> String {
     let _ = writeln!(out, "  ({SPLIT_NOTE})");
     let _ = writeln!(out, "\nCalibration ({CALIBRATION_NOTE})");
     text_table(&mut out, &calibration(s));
-    for (title, points) in [
+    for (title, column, points) in [
         (
             "Reliability of the top cause's score (predicted) against right (observed)",
+            "score",
             super::score::reliability_points(&r.incidents),
         ),
         (
             "Reliability of the top cause's calibrated probability",
+            "probability",
             super::score::probability_points(&r.incidents),
         ),
     ] {
-        let table = super::calibration::render(title, &points);
+        let table = super::calibration::render(title, column, &points);
         let _ = writeln!(out, "\n{}", table.trim_end());
     }
     let _ = writeln!(out, "\nBy category");
