@@ -90,10 +90,16 @@ pub struct Inference {
 /// (on the corpus's healthy logs those gave most of the spurious inferred causes) — a
 /// Python warning at the end of a run is read, last ([`python_warning`]).
 fn shape_rank(k: FailureKind) -> Option<u8> {
+    // Every kind is named, so a new one is placed here deliberately (`is_fatal` agrees:
+    // a test checks the two).
     match k {
-        k if k.is_fatal() => Some(0),
+        FailureKind::Traceback
+        | FailureKind::Exception
+        | FailureKind::Abort
+        | FailureKind::Signal
+        | FailureKind::OomKill => Some(0),
         FailureKind::CudaError | FailureKind::Nccl | FailureKind::ErrorLine => Some(1),
-        _ => None,
+        FailureKind::Systemd | FailureKind::Warning | FailureKind::Line => None,
     }
 }
 
@@ -396,4 +402,18 @@ fn resembles(lib: &Library, p: &Prediction) -> Vec<Resemblance> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shape that ends a process is read first, and only those (`shape_rank`'s `Some(0)`
+    /// and [`FailureKind::is_fatal`] name the same kinds).
+    #[test]
+    fn the_first_rank_is_the_fatal_kinds() {
+        for &k in FailureKind::ALL {
+            assert_eq!(shape_rank(k) == Some(0), k.is_fatal(), "{k:?}");
+        }
+    }
 }
