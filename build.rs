@@ -93,7 +93,7 @@ fn main() {
 /// write.
 fn build_id() {
     use std::hash::{DefaultHasher, Hash, Hasher};
-    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
+    let root = root_dir();
     let mut files = walk(&root.join("src/knowledge"));
     files.push(root.join("Cargo.lock"));
     files.sort();
@@ -114,7 +114,7 @@ fn model(library: Option<&knowledge::signature::Library>, calibration: Vec<(f64,
     let Some(lib) = library else {
         return Vec::new();
     };
-    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
+    let root = root_dir();
     println!("cargo:rerun-if-changed=corpus");
     let mut docs = knowledge::signature::docs::library_docs(lib);
     docs.extend(knowledge::model::corpus_docs(&root.join("corpus")));
@@ -173,7 +173,7 @@ fn frozen<T: serde::Serialize>(
 /// the files a run would load.
 fn embed(folder: &str, out_name: &str, kind: Kind) -> Vec<LibraryFile> {
     use std::io::Write as _;
-    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default()).join(folder);
+    let root = root_dir().join(folder);
     println!("cargo:rerun-if-changed={folder}");
     let files = walk(&root);
     let mut packed = Vec::new();

@@ -40,7 +40,7 @@ use crate::engine::extract::{shapes, Extraction, Failure, FailureId, FailureKind
 use crate::engine::normalize::{normalize_text, Level};
 use crate::engine::rank::{Confidence, EvidenceLine};
 use crate::engine::steps::Block;
-use crate::knowledge::model::{Prediction, BENIGN};
+use crate::knowledge::model::{Model, Prediction, BENIGN};
 use crate::knowledge::signature::{Category, Library};
 
 /// The highest score of an inferred cause (`high` starts at 0.75).
@@ -286,7 +286,7 @@ pub fn infer(lib: &Library, x: &Extraction, explained: &[FailureId]) -> Option<I
     // thawed only now: a log whose failures signatures explain never reads the model
     let model = lib.model.as_ref()?.get()?;
     let p = model.predict(&text(x, f), focus(f).as_deref(), NEAREST);
-    let guess = p.as_ref().and_then(|p| guess(lib, f, p));
+    let guess = p.as_ref().and_then(|p| guess(lib, &model, f, p));
     // a structure that says the software failed (a bare NotImplementedError has no words
     // to read) outweighs a guess the model is not sure of
     match bug::probable(f) {
@@ -313,8 +313,7 @@ pub fn infer(lib: &Library, x: &Extraction, explained: &[FailureId]) -> Option<I
 /// The model's reading of failure `f`: a routine line's words on an error line give no
 /// cause; on an exception (a healthy run does not end in one), the likeliest failure
 /// class, at what the model gives it.
-fn guess(lib: &Library, f: &Failure, p: &Prediction) -> Option<Inference> {
-    let model = lib.model.as_ref()?.get()?;
+fn guess(lib: &Library, model: &Model, f: &Failure, p: &Prediction) -> Option<Inference> {
     let exception = shape_rank(f.kind) == Some(0);
     let (category, raw) = class(p, exception)?;
     let probability = model.calibrated(raw);
