@@ -127,8 +127,27 @@ set!(GENERIC_SET, GENERIC);
 /// A line that announces the details of a failure on the lines after it: the block
 /// starts after it (awesome_bot's `Issues :-(` before its list of failing links, rake's
 /// `rake aborted!`, PHPUnit's `There were 2 failures:`, mocha's `3 failing`…).
-const HEADER: &str = r"(?i)^(?:Issues :-\(|There (?:was|were) [0-9]+ (?:failures?|errors?):|[0-9]+ failing|rake aborted!|=+ (?:FAILURES|ERRORS) =+|TEST FAILURES|FAILURES!+|Failures:|ERROR|Last [0-9]+ lines of output:|Caused by:|Errors?:|Failed tests?:)$";
+///
+/// Cargo's report of a build script that failed (`error: failed to run custom build command
+/// for `openssl-sys v0.9.80``, then `process didn't exit successfully: …`) prints what the
+/// script wrote under `--- stdout` and `--- stderr`: the script's own error (a panic,
+/// `error: the configured Python interpreter version … is newer than PyO3's …`) is in the
+/// second, after a stdout that can run to a hundred lines of probes. [`STREAM_SECTION`].
+const HEADER: &str = r"(?i)^(?:Issues :-\(|There (?:was|were) [0-9]+ (?:failures?|errors?):|[0-9]+ failing|rake aborted!|=+ (?:FAILURES|ERRORS) =+|TEST FAILURES|FAILURES!+|Failures:|ERROR|Last [0-9]+ lines of output:|Caused by:|Errors?:|Failed tests?:|--- stderr)$";
 re!(HEADER_RE, HEADER);
+
+/// The header of the section where a failed child process's error stream is shown (cargo's
+/// `--- stderr` under a build script's failure): within a block, the details move there.
+const STREAM_SECTION: &str = "--- stderr";
+
+/// Whether a [`Class::Header`] line (as the log shows it, a collector's prefix
+/// included) is the [`STREAM_SECTION`] header: [`HEADER`] spans the whole message, so the
+/// line ends with it.
+fn stream_section(text: &str) -> bool {
+    let t = visible(text).as_bytes();
+    t.len() >= STREAM_SECTION.len()
+        && t[t.len() - STREAM_SECTION.len()..].eq_ignore_ascii_case(STREAM_SECTION.as_bytes())
+}
 
 /// A header that is itself the failure's first line (`rake aborted!`, `Error:`), not a
 /// section's banner (`=== FAILURES ===`, `3 failing`): the block starts at it.
@@ -308,6 +327,7 @@ const LITERALS: &[&str] = &[
     "issues :-(",
     "[-] ",
     "\u{D7} ",
+    "--- stderr",
 ];
 
 /// The literals [`classify`] needs (added to the prefilter's automaton).
@@ -898,7 +918,23 @@ impl Steps {
                 _ => {}
             }
         }
+        if class == Some(Class::Header) && stream_section(&shown(raw)) {
+            self.stream_section(line, hash, raw);
+        }
         self.recent.push(line, shape, raw);
+    }
+
+    /// A failed child's error stream starts ([`STREAM_SECTION`]): a header block that
+    /// ended before it (cargo's `Caused by:`, closed by a long `--- stdout`) gives way to
+    /// a block that starts here; one still open moves its headline here
+    /// ([`Track::step`]).
+    fn stream_section(&mut self, line: usize, hash: u64, raw: &[u8]) {
+        let header = Class::Header.strength().unwrap_or_default();
+        if let Some(slot) = self.tracks.get_mut(header) {
+            if slot.as_ref().is_some_and(|t| t.done) {
+                *slot = Some(Track::open(line, Some(Class::Header), hash, raw));
+            }
+        }
     }
 
     /// A shell script traced by `set -x` exits with a failing status (`+ exit 1`) after
@@ -1018,6 +1054,10 @@ impl Track {
         }
         if line > self.head + MAX_BLOCK {
             self.done = true;
+            return;
+        }
+        if class == Some(Class::Header) && text.as_deref().is_some_and(stream_section) {
+            self.after_header = true;
             return;
         }
         let candidate = class.and_then(Class::strength).is_some();

@@ -544,3 +544,77 @@ fn a_collectors_prefix_alone_is_a_blank_line() {
         assert!(!LineShape::of(l.as_bytes()).blank, "{l:?}");
     }
 }
+
+/// Real (copied verbatim from https://github.com/PyO3/maturin-action/issues/246, a CI
+/// job's maturin build): cargo reports a failed build script under `Caused by:`, the
+/// script's stdout first; its own error is under `--- stderr`, where the block starts.
+const CARGO_BUILD_SCRIPT_INDENTED: &str = r#"...
+🐍 Found CPython 3.9, CPython 3.10, CPython 3.11, CPython 3.12, CPython 3.13, PyPy 3.9, PyPy 3.10
+...
+📦 Built wheel for CPython 3.12 to dist/DiffeRT-0.0.8-cp312-cp312-manylinux_2_17_ppc64le.manylinux2014_ppc64le.whl
+   Compiling pyo3-build-config v0.20.3
+   Compiling pyo3-macros-backend v0.20.3
+   Compiling pyo3-ffi v0.20.3
+   Compiling pyo3 v0.20.3
+error: failed to run custom build command for `pyo3-ffi v0.20.3`
+
+Caused by:
+  process didn't exit successfully: `/home/runner/work/DiffeRT/DiffeRT/target/release/build/pyo3-ffi-e115a4a9047a20ae/build-script-build` (exit status: 1)
+  --- stdout
+  cargo:rerun-if-env-changed=PYO3_PRINT_CONFIG
+  cargo:rerun-if-env-changed=PYO3_USE_ABI3_FORWARD_COMPATIBILITY
+
+  --- stderr
+  error: the configured Python interpreter version (3.13) is newer than PyO3's maximum supported version (3.12)
+  = help: please check if an updated version of PyO3 is available. Current version: 0.20.3
+  = help: set PYO3_USE_ABI3_FORWARD_COMPATIBILITY=1 to suppress this check and build anyway using the stable ABI
+warning: build failed, waiting for other jobs to finish...
+💥 maturin failed
+  Caused by: Failed to build a native library through cargo"#;
+
+/// Real (copied verbatim from https://github.com/rust-lang/rust-openssl/issues/649, an
+/// older cargo, its sections unindented and apart): the panic under `--- stderr`.
+const CARGO_BUILD_SCRIPT_FLAT: &str = r#"error: failed to run custom build command for `openssl-sys v0.9.13`
+process didn't exit successfully: `/tmp/cargo-install.LFNiDiry4kXH/release/build/openssl-sys-296a41af4533eec4/build-script-build` (exit code: 101)
+--- stdout
+run pkg_config fail: "`\"pkg-config\" \"--libs\" \"--cflags\" \"openssl\"` did not exit successfully: exit code: 1\n--- stderr\nPackage openssl was not found in the pkg-config search path.\nPerhaps you should add the directory containing `openssl.pc\'\nto the PKG_CONFIG_PATH environment variable\nNo package \'openssl\' found\n"
+
+--- stderr
+thread 'main' panicked at '
+
+Could not find directory of OpenSSL installation, and this `-sys` crate cannot
+proceed without this knowledge. If OpenSSL is installed and this crate had
+trouble finding it,  you can set the `OPENSSL_DIR` environment variable for the
+compilation process."#;
+
+#[test]
+fn a_failed_build_script_is_read_from_its_error_stream() {
+    let (start, end) = block(CARGO_BUILD_SCRIPT_INDENTED).unwrap();
+    assert_eq!(start, 18, "{start}-{end}");
+    assert!(end >= 20, "{start}-{end}");
+    let (start, _) = block(CARGO_BUILD_SCRIPT_FLAT).unwrap();
+    assert_eq!(start, 7);
+    // `--- stderr` inside a quoted string is no section
+    assert_eq!(
+        classify(
+            r#"run pkg_config fail: "x\n--- stderr\nPackage openssl""#,
+            None
+        ),
+        Some(Class::Weak)
+    );
+}
+
+#[test]
+fn a_long_stdout_does_not_hide_the_error_stream() {
+    // the same report with a build script's stdout longer than a block spans (cargo
+    // prints every probe of a `-sys` crate's script there): constructed from the real
+    // report above, the stdout's probe line repeated
+    let mut lines: Vec<&str> = CARGO_BUILD_SCRIPT_INDENTED.lines().collect();
+    let probe = "  cargo:rerun-if-env-changed=PYO3_PRINT_CONFIG";
+    let at = lines.iter().position(|l| *l == probe).unwrap();
+    for _ in 0..100 {
+        lines.insert(at, probe);
+    }
+    let (start, _) = block(&lines.join("\n")).unwrap();
+    assert_eq!(lines[start - 1], "  error: the configured Python interpreter version (3.13) is newer than PyO3's maximum supported version (3.12)");
+}
