@@ -102,8 +102,10 @@ pub fn masked_words(msg: &str) -> Vec<String> {
 
 /// What a message names: the file of each path to a file with an extension (its stem and
 /// its folder: `lmcache` and `c_ops` of `…/lmcache/c_ops.cpython-312-x86_64-linux-gnu.so`),
-/// each callable (`loraconfig` of `LoraConfig.__init__()`) and each C++ type
-/// (`bad_alloc` of `'std::bad_alloc'`), lower-cased. Masking keeps them out of the
+/// each callable (`loraconfig` of `LoraConfig.__init__()`), each C++ type
+/// (`bad_alloc` of `'std::bad_alloc'`) and each quoted identifier (`vllm_ops` of
+/// `name 'vllm_ops' is not defined`; a dotted one by its package: `deepspeed` of
+/// `'deepspeed.ops.adam.cpu_adam_op'`), lower-cased. Masking keeps them out of the
 /// shingles, so two messages of one shape about different libraries look alike; a fuzzy
 /// match must not lend one library's advice to another's failure: when both messages name
 /// something, they must share a name.
@@ -115,6 +117,11 @@ pub fn named(msg: &str) -> HashSet<String> {
             out.insert(name.to_ascii_lowercase());
         }
     };
+    // a dotted name by its first part: the package (`deepspeed` of
+    // `deepspeed.ops.adam.cpu_adam_op`), not a part every package has (`ops`)
+    for quoted in quoted_identifiers(msg) {
+        keep(quoted.split('.').next().unwrap_or(quoted));
+    }
     for raw in msg.split(|c: char| c.is_whitespace() || "'\"`,;".contains(c)) {
         if raw.contains('/') || raw.contains('\\') {
             let parts: Vec<&str> = raw
@@ -141,6 +148,37 @@ pub fn named(msg: &str) -> HashSet<String> {
         }
     }
     out
+}
+
+/// The identifiers a message quotes (`'vllm_ops'`, `` `torch.cuda` ``, `"flash_attn"`):
+/// what `name '…' is not defined`, `No module named '…'` or `KeyError: '…'` is about. A
+/// quoted text with a space, a path or no letter is not one.
+fn quoted_identifiers(msg: &str) -> impl Iterator<Item = &str> {
+    let bytes = msg.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < bytes.len() {
+            let q = bytes[i];
+            i += 1;
+            if !matches!(q, b'\'' | b'"' | b'`') {
+                continue;
+            }
+            let start = i;
+            let len = bytes[start..]
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
+                .count();
+            let end = start + len;
+            if bytes.get(end) == Some(&q)
+                && len >= 2
+                && bytes[start..end].iter().any(u8::is_ascii_alphabetic)
+            {
+                i = end + 1;
+                return msg.get(start..end);
+            }
+        }
+        None
+    })
 }
 
 fn hash_of(parts: &[&str]) -> u64 {
@@ -359,7 +397,13 @@ mod tests {
             "{names:?}"
         );
         let peft = "TypeError: LoraConfig.__init__() got an unexpected keyword argument 'trainable_token_indices'";
-        assert_eq!(named(peft), HashSet::from(["loraconfig".to_string()]));
+        assert_eq!(
+            named(peft),
+            HashSet::from([
+                "loraconfig".to_string(),
+                "trainable_token_indices".to_string()
+            ])
+        );
         assert!(named("RuntimeError: CUDA error: out of memory").is_empty());
         // an abort names the C++ type it threw (Source: the std::terminate line of
         // corpus/accelerate-hang-timeout-nccl-allreduce-end-of-epoch), so it does not
@@ -367,5 +411,21 @@ mod tests {
         let abort = "terminate called after throwing an instance of 'std::runtime_error'";
         assert_eq!(named(abort), HashSet::from(["runtime_error".to_string()]));
         assert!(named("failed to bind to [::]:29500").is_empty());
+    }
+
+    // Sources: corpus/deepspeed-import-error-zero-offload-cpu-adam-op-not-built's key line,
+    // the examples of bitsandbytes-triton-ops-removed and vllm-custom-ops-not-loaded.
+    #[test]
+    fn a_quoted_identifier_is_a_name_and_a_dotted_one_is_its_package() {
+        let deepspeed = "ModuleNotFoundError: No module named 'deepspeed.ops.adam.cpu_adam_op'";
+        let triton = "ModuleNotFoundError: No module named 'triton.ops'";
+        assert_eq!(named(deepspeed), HashSet::from(["deepspeed".to_string()]));
+        // `ops` is a part of both, no name of either: the two do not resemble each other
+        assert!(named(deepspeed).is_disjoint(&named(triton)));
+        let vllm = "NameError: name 'vllm_ops' is not defined";
+        assert_eq!(named(vllm), HashSet::from(["vllm_ops".to_string()]));
+        // a quoted text with a space or without a letter names nothing
+        assert!(named("KeyError: 'no such key' at 42").is_empty());
+        assert!(named("exit code '137'").is_empty());
     }
 }
