@@ -328,6 +328,9 @@ const LITERALS: &[&str] = &[
     "[-] ",
     "\u{D7} ",
     "--- stderr",
+    // Elixir's uncaught exception, throw or exit (`** (Mix) …`, `** (throw) …`), a
+    // [`SPECIFIC`] shape whose words need not hold an error word
+    "** (",
 ];
 
 /// The literals [`classify`] needs (added to the prefilter's automaton).

@@ -618,3 +618,11 @@ fn a_long_stdout_does_not_hide_the_error_stream() {
     let (start, _) = block(&lines.join("\n")).unwrap();
     assert_eq!(lines[start - 1], "  error: the configured Python interpreter version (3.13) is newer than PyO3's maximum supported version (3.12)");
 }
+
+#[test]
+fn elixirs_uncaught_exception_is_read_without_an_error_word() {
+    // Real (copied verbatim from https://github.com/BennyHallett/obelisk/pull/23): Mix
+    // refuses the Elixir version, in Elixir's `** (Exception) message` shape
+    let mix = "** (Mix) You're trying to run :obelisk on Elixir v1.0.2 but it has declared in its mix.exs file it supports only Elixir ~> 1.0.3";
+    assert_eq!(classify(mix, None), Some(Class::Specific));
+}
