@@ -316,6 +316,21 @@ fn tool_formats_that_state_a_failure_without_the_word_error() {
         classify("inet_SUITE:t_gethostnative failed on line 696", None),
         Some(Class::Specific)
     );
+    // common_test names the last module the case executed (test_server_ctrl.erl:
+    // `~w:~tw failed on line ~w`, `~w:~tw failed`): a helper module as well
+    assert_eq!(
+        classify("ct_helper:wait_for_reply failed on line 42", None),
+        Some(Class::Specific)
+    );
+    assert_eq!(
+        classify("ct_helper:init_per_group failed", None),
+        Some(Class::Specific)
+    );
+    // a shell's trap message is no test case
+    assert_ne!(
+        classify("Script failed on line 12", None),
+        Some(Class::Specific)
+    );
     assert_eq!(classify("Issues :-(", None), Some(Class::Header));
 }
 
