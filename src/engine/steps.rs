@@ -536,8 +536,9 @@ pub struct LineShape {
     pub indented: bool,
     /// A continuation a stack or a compiler prints under an error (`at …`, `|`, `^`, `-->`).
     pub continuation: bool,
-    /// GitHub Actions starts a step: `##[group]Run …`. Read from the raw line, as the
-    /// pipeline peels the runner's `##[group]` marker off the message the tracker sees.
+    /// GitHub Actions starts a step: `##[group]Run …` (read from the raw line, as the
+    /// pipeline peels the runner's `##[group]` marker off the message the tracker sees), or
+    /// Docker's classic builder starts an instruction ([`docker_step`]).
     pub step: bool,
 }
 
@@ -566,9 +567,36 @@ impl LineShape {
             blank,
             indented,
             continuation,
-            step: rest.starts_with(b"##[group]Run "),
+            step: rest.starts_with(b"##[group]Run ") || docker_step(rest),
         }
     }
+}
+
+/// Docker's classic builder starts an instruction of a Dockerfile: `Step 9/18 : RUN …`
+/// (the builder's `Step %d/%d : %s`, the instruction's keyword first)
+/// (the lines an instruction printed before the next one are that instruction's, and an
+/// instruction that ended with ` ---> <id>` succeeded; the failing one is the last).
+fn docker_step(b: &[u8]) -> bool {
+    let Some(rest) = b.strip_prefix(b"Step ") else {
+        return false;
+    };
+    let digits = |r: &[u8]| r.iter().take_while(|c| c.is_ascii_digit()).count();
+    let n = digits(rest);
+    let Some(rest) = rest.get(n..).and_then(|r| r.strip_prefix(b"/")) else {
+        return false;
+    };
+    let m = digits(rest);
+    // the instruction: an upper-case keyword (`RUN`, `COPY`, `FROM`…)
+    let keyword = |r: &[u8]| {
+        let k = r.iter().take_while(|c| c.is_ascii_uppercase()).count();
+        k >= 2 && matches!(r.get(k), None | Some(b' ' | b'\r'))
+    };
+    n > 0
+        && m > 0
+        && rest
+            .get(m..)
+            .and_then(|r| r.strip_prefix(b" : "))
+            .is_some_and(keyword)
 }
 
 /// The longest line read as a prefix alone ([`blank_behind_prefix`]).

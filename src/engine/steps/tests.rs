@@ -641,3 +641,26 @@ fn elixirs_uncaught_exception_is_read_without_an_error_word() {
     let mix = "** (Mix) You're trying to run :obelisk on Elixir v1.0.2 but it has declared in its mix.exs file it supports only Elixir ~> 1.0.3";
     assert_eq!(classify(mix, None), Some(Class::Specific));
 }
+
+#[test]
+fn a_docker_instruction_is_a_step_of_its_own() {
+    // constructed, in the format Docker's classic builder prints (`Step N/M : …`, the
+    // instruction's output, ` ---> <id>` when it succeeded): an instruction that
+    // succeeded after printing error words does not hold the failing block
+    let log = "Step 5/9 : RUN cabal update
+ ---> Running in 97e4d84c552e
+Config file /root/.cabal/config not found.
+Writing default configuration to /root/.cabal/config
+ ---> db63e15f44a3
+Step 6/9 : RUN cabal build
+ ---> Running in 775f961e78fd
+Resolving dependencies...
+setup: can't find source for Formatter/JSON1 in src
+The command '/bin/sh -c cabal build' returned a non-zero code: 1";
+    assert_eq!(block(log), Some((9, 10)));
+    assert!(LineShape::of(b"Step 12/27 : COPY . /app").step);
+    assert!(LineShape::of(b"Step 1/3 : FROM nvidia/cuda:12.4.1-devel-ubuntu22.04").step);
+    // a training loop's progress is no instruction
+    assert!(!LineShape::of(b"Step 100/1000 : loss 0.25").step);
+    assert!(!LineShape::of(b"Step 12 of 27: RUN").step);
+}
