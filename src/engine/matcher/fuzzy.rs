@@ -35,6 +35,8 @@ pub struct FuzzyIndex {
     examples: Vec<(SigIndex, bool, HashSet<u64>)>,
     /// What each example message names ([`named`]), by the index of `examples`.
     names: Vec<HashSet<String>>,
+    /// The codes each example message states ([`codes`]), by the index of `examples`.
+    codes: Vec<HashSet<String>>,
     /// Word pair → examples that have it.
     postings: HashMap<u64, Vec<u32>>,
 }
@@ -150,6 +152,30 @@ pub fn named(msg: &str) -> HashSet<String> {
     out
 }
 
+/// The codes a message states: each number after a word that makes it a code
+/// ([`PROTECTED`]: `error 222`, `errno 28`, `exit code 137`, `signal 9`, `Xid 79`), with
+/// that word. Masking keeps such a number in the shingles, but one differing word of ten
+/// still leaves two messages alike; the code is the message's meaning, so two messages
+/// that state codes must share one.
+fn codes(msg: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let mut prev: Option<String> = None;
+    for raw in msg.split(|c: char| c.is_whitespace() || "=,;()[]{}'\"`<>|".contains(c)) {
+        let w = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '_' && c != '-');
+        if w.is_empty() {
+            continue;
+        }
+        let lower = w.to_lowercase();
+        if let Some(p) = prev.as_deref() {
+            if PROTECTED.contains(&p) && w.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
+                out.insert(format!("{p} {lower}"));
+            }
+        }
+        prev = Some(lower);
+    }
+    out
+}
+
 /// The identifiers a message quotes (`'vllm_ops'`, `` `torch.cuda` ``, `"flash_attn"`):
 /// what `name '…' is not defined`, `No module named '…'` or `KeyError: '…'` is about. A
 /// quoted text with a space, a path or no letter is not one.
@@ -254,6 +280,7 @@ impl FuzzyIndex {
                 }
                 ix.examples.push((s, near_miss, set));
                 ix.names.push(named(&msg));
+                ix.codes.push(codes(&msg));
             }
         }
         ix
@@ -267,6 +294,7 @@ impl FuzzyIndex {
         }
         let (set, pairs) = shingles(&words);
         let names = named(msg);
+        let codes = codes(msg);
         let mut cands: Vec<u32> = pairs
             .iter()
             .filter_map(|p| self.postings.get(p))
@@ -284,6 +312,14 @@ impl FuzzyIndex {
                 .names
                 .get(e as usize)
                 .is_none_or(|n| n.is_empty() || names.is_empty() || !n.is_disjoint(&names))
+            {
+                continue;
+            }
+            // a code is what the message says: `exit code 1` is not `exit code 137`
+            if self
+                .codes
+                .get(e as usize)
+                .is_some_and(|c| !c.is_empty() && !codes.is_empty() && c.is_disjoint(&codes))
             {
                 continue;
             }
@@ -411,6 +447,21 @@ mod tests {
         let abort = "terminate called after throwing an instance of 'std::runtime_error'";
         assert_eq!(named(abort), HashSet::from(["runtime_error".to_string()]));
         assert!(named("failed to bind to [::]:29500").is_empty());
+    }
+
+    #[test]
+    fn a_stated_code_is_the_messages_meaning() {
+        // GitHub Actions' step status (the runner's format) and the signature
+        // github-actions-step-exit-code-137's example line
+        let one = codes("##[error]Process completed with exit code 1.");
+        let kill = codes("##[error]Process completed with exit code 137.");
+        assert_eq!(one, HashSet::from(["code 1".to_string()]));
+        assert!(one.is_disjoint(&kill));
+        assert!(codes("CUDA error: out of memory").is_empty());
+        assert_eq!(
+            codes("CUDA error 222 at ggml-cuda.cu:5141"),
+            HashSet::from(["error 222".to_string()])
+        );
     }
 
     // Sources: corpus/deepspeed-import-error-zero-offload-cpu-adam-op-not-built's key line,
