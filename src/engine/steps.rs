@@ -183,6 +183,9 @@ const SPECIFIC: &[(&str, bool)] = &[
     (r"^\s*\S+\.[eh]rl:[0-9]+:(?:[0-9]+:)?\s+[^W\s]", true),
     // xcpretty's compile error: `❌  /path/File.swift:97:2: message`
     (r"^\s*\u{274C}\s+\S+?:[0-9]+(?::[0-9]+)?:\s", true),
+    // ESLint's stylish report row: `  35:18  error  Empty block statement  no-empty`
+    // (line:column, severity, message and rule in aligned columns, under the file's path)
+    (r"^\s+[0-9]+:[0-9]+\s+error\s{2,}\S", true),
     // a sanitizer's report (ASan, TSan, MSan, UBSan): `==1234==ERROR: AddressSanitizer: …`
     (r"==[0-9]+==\s*ERROR: [A-Za-z]+Sanitizer", true),
     (r"^error(?:\[E[0-9]+\])?:\s", true),
@@ -1015,7 +1018,14 @@ impl Steps {
                 .before
                 .first()
                 .map(|(l, _)| *l)
-                .or_else(|| lead::lead_in(t.head, &t.lead))
+                .or_else(|| {
+                    let head_text = t
+                        .lines
+                        .iter()
+                        .find(|(l, _)| *l == t.head)
+                        .map_or("", |(_, s)| s.as_str());
+                    lead::lead_in(t.head, head_text, &t.lead)
+                })
                 .or(t.header)
                 .unwrap_or(t.head);
             let lines = t

@@ -5,7 +5,8 @@
 //! `** (MatchError) …` in ExUnit; `1) Foo does bar` then `Failure/Error:` in RSpec; JUnit's
 //! `1) testName(Class)` then the exception), a JavaScript or Python runtime shows the
 //! source it could not run (`/path/file.js:31`, the source line, a caret `^` under the
-//! token, then `SyntaxError: …`). The headline the tracker finds is the error line; a person reading the
+//! token, then `SyntaxError: …`), a linter lists a file's problems under its path (ESLint's
+//! stylish report). The headline the tracker finds is the error line; a person reading the
 //! record starts at its header, so the block does.
 //!
 //! Not a lead-in: GCC's and the linker's context lines (`file.c: In function 'main':`,
@@ -37,6 +38,12 @@ re!(
     r#"^\s*(?:\S+:[0-9]+(?::[0-9]+)?\s*$|File ".+", line [0-9]+)"#
 );
 
+// ESLint's stylish report: a file's problems under its path, each row `line:column`,
+// the severity and the message in aligned columns (`  35:18  error  Empty block statement`)
+re!(STYLISH_ROW, r"^\s+[0-9]+:[0-9]+\s+error\s{2,}\S");
+// the file a stylish report lists the problems of: a path alone on its line
+re!(FILE_ALONE, r"^\S+\.[A-Za-z0-9]{1,8}$");
+
 // pytest's banner over one test's record (`____ test_x ____`, `__ ERROR at setup of x __`)
 re!(BANNER, r"^_{3,}\s.*\S\s_{3,}$");
 // a session's summary after the records (`==== short test summary info ====`, `=== 2 failed`)
@@ -59,15 +66,21 @@ pub fn location(line: &str) -> bool {
     LOCATION_ALONE.is_match(line.trim_end())
 }
 
-/// The line the block should start at instead of `head`, given the paragraph just above
-/// it (`above`: consecutive non-blank lines, the last of which may be separated from the
+/// The line the block should start at instead of `head` (its text `head_text`), given the
+/// paragraph just above it (`above`: consecutive non-blank lines, the last of which may be separated from the
 /// headline by blank lines), or `None` when nothing above belongs to its record.
-pub fn lead_in(head: usize, above: &[(usize, String)]) -> Option<usize> {
+pub fn lead_in(head: usize, head_text: &str, above: &[(usize, String)]) -> Option<usize> {
     let last = above.last()?.0;
     if last >= head {
         return None;
     }
     let touching = last + 1 == head;
+    if touching && STYLISH_ROW.is_match(head_text) {
+        return above
+            .last()
+            .filter(|(_, t)| FILE_ALONE.is_match(t.trim()))
+            .map(|(l, _)| *l);
+    }
     let near: Vec<&(usize, String)> = above
         .iter()
         .rev()
@@ -125,24 +138,38 @@ mod tests {
                 "     test/greeter_test.exs:5",
             ],
         );
-        assert_eq!(lead_in(12, &above), Some(10));
+        assert_eq!(lead_in(12, "", &above), Some(10));
         // not when a blank line separates them
-        assert_eq!(lead_in(13, &above), None);
+        assert_eq!(lead_in(13, "", &above), None);
     }
 
     #[test]
     fn a_source_excerpt_starts_at_its_location() {
         // Node's uncaught exception, one blank line before the error
         let above = para(20, &["/app/src/serve.js:31", "  foo(a, );", "          ^"]);
-        assert_eq!(lead_in(24, &above), Some(20));
+        assert_eq!(lead_in(24, "", &above), Some(20));
         // Python
         let above = para(
             5,
             &["  File \"setup.py\", line 3", "    x = (", "        ^"],
         );
-        assert_eq!(lead_in(8, &above), Some(5));
+        assert_eq!(lead_in(8, "", &above), Some(5));
         // a caret with no location above it is no excerpt
-        assert_eq!(lead_in(8, &para(6, &["    x = (", "        ^"])), None);
+        assert_eq!(lead_in(8, "", &para(6, &["    x = (", "        ^"])), None);
+    }
+
+    #[test]
+    fn a_linters_row_starts_at_the_file_it_lists() {
+        // ESLint's stylish report (real: https://github.com/kriasoft/babel-starter-kit/issues/2)
+        let above = para(7, &["tools\\utils\\compile.js"]);
+        let row = "  35:18  error  Empty block statement  no-empty";
+        assert_eq!(lead_in(8, row, &above), Some(7));
+        // a row with no file above it, or a file line above another kind of headline
+        assert_eq!(
+            lead_in(8, row, &para(7, &["> eslint src docs/js tools"])),
+            None
+        );
+        assert_eq!(lead_in(8, "error: oops", &above), None);
     }
 
     #[test]
@@ -154,13 +181,13 @@ mod tests {
                 "src/a.h: In function 'f':",
             ],
         );
-        assert_eq!(lead_in(3, &above), None);
+        assert_eq!(lead_in(3, "", &above), None);
     }
 
     #[test]
     fn an_unrelated_paragraph_is_not_lead_in() {
         let above = para(1, &["Compiling foo v0.1.0", "Running tests"]);
-        assert_eq!(lead_in(3, &above), None);
-        assert_eq!(lead_in(3, &[]), None);
+        assert_eq!(lead_in(3, "", &above), None);
+        assert_eq!(lead_in(3, "", &[]), None);
     }
 }

@@ -664,3 +664,32 @@ The command '/bin/sh -c cabal build' returned a non-zero code: 1";
     assert!(!LineShape::of(b"Step 100/1000 : loss 0.25").step);
     assert!(!LineShape::of(b"Step 12 of 27: RUN").step);
 }
+
+/// Real (copied verbatim from https://github.com/kriasoft/babel-starter-kit/issues/2):
+/// ESLint's stylish report, then npm's boilerplate.
+const ESLINT_STYLISH: &str = r#"$ npm run lint
+
+> functional-js@0.0.0 lint c:\Projects\github\functionalJs
+> eslint src docs/js tools
+
+
+tools\utils\compile.js
+  35:18  error  Empty block statement  no-empty
+  40:16  error  Empty block statement  no-empty
+
+✖ 2 problems (2 errors, 0 warnings)
+
+
+npm ERR! Windows_NT 6.3.9600
+npm ERR! argv "c:\\Program Files\\nodejs\\node.exe" "c:\\Program Files\\nodejs\\node_modules\\npm\\bin\\npm-cli.js" "run" "lint"
+npm ERR! node v0.12.2
+npm ERR! npm  v2.7.4
+npm ERR! code ELIFECYCLE
+npm ERR! functional-js@0.0.0 lint: `eslint src docs/js tools`
+npm ERR! Exit status 1"#;
+
+#[test]
+fn a_linters_report_is_read_from_the_file_it_lists() {
+    assert_eq!(block(ESLINT_STYLISH).map(|(s, _)| s), Some(7));
+    assert!(block(ESLINT_STYLISH).is_some_and(|(_, e)| e >= 9));
+}
