@@ -576,9 +576,9 @@ impl LineShape {
 }
 
 /// Docker's classic builder starts an instruction of a Dockerfile: `Step 9/18 : RUN …`
-/// (the builder's `Step %d/%d : %s`, the instruction's keyword first)
-/// (the lines an instruction printed before the next one are that instruction's, and an
-/// instruction that ended with ` ---> <id>` succeeded; the failing one is the last).
+/// (its `Step %d/%d : %s`, the instruction's keyword first). The lines an instruction
+/// prints before the next one are its own, and one that ended with ` ---> <id>`
+/// succeeded: the failing instruction is the last.
 fn docker_step(b: &[u8]) -> bool {
     let Some(rest) = b.strip_prefix(b"Step ") else {
         return false;
