@@ -185,7 +185,7 @@ const SPECIFIC: &[(&str, bool)] = &[
     (r"^\s*\u{274C}\s+\S+?:[0-9]+(?::[0-9]+)?:\s", true),
     // ESLint's stylish report row: `  35:18  error  Empty block statement  no-empty`
     // (line:column, severity, message and rule in aligned columns, under the file's path)
-    (r"^\s+[0-9]+:[0-9]+\s+error\s{2,}\S", true),
+    (lead::STYLISH_ROW_PATTERN, true),
     // a sanitizer's report (ASan, TSan, MSan, UBSan): `==1234==ERROR: AddressSanitizer: …`
     (r"==[0-9]+==\s*ERROR: [A-Za-z]+Sanitizer", true),
     (r"^error(?:\[E[0-9]+\])?:\s", true),

@@ -152,28 +152,21 @@ pub fn named(msg: &str) -> HashSet<String> {
     out
 }
 
-/// The codes a message states: each number after a word that makes it a code
-/// ([`PROTECTED`]: `error 222`, `errno 28`, `exit code 137`, `signal 9`, `Xid 79`), with
-/// that word. Masking keeps such a number in the shingles, but one differing word of ten
-/// still leaves two messages alike; the code is the message's meaning, so two messages
-/// that state codes must share one.
-fn codes(msg: &str) -> HashSet<String> {
-    let mut out = HashSet::new();
-    let mut prev: Option<String> = None;
-    for raw in msg.split(|c: char| c.is_whitespace() || "=,;()[]{}'\"`<>|".contains(c)) {
-        let w = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '_' && c != '-');
-        if w.is_empty() {
-            continue;
-        }
-        let lower = w.to_lowercase();
-        if let Some(p) = prev.as_deref() {
-            if PROTECTED.contains(&p) && w.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
-                out.insert(format!("{p} {lower}"));
-            }
-        }
-        prev = Some(lower);
-    }
-    out
+/// The codes a message states, from its masked words ([`masked_words`]): each number
+/// that masking kept because a word before it makes it a code ([`PROTECTED`]: `error 222`,
+/// `errno 28`, `exit code 137`, `signal 9`, `Xid 79`), with that word. Such a number stays
+/// in the shingles, but one differing word of ten still leaves two messages alike; the
+/// code is the message's meaning, so two messages that state codes must share one.
+fn codes(words: &[String]) -> HashSet<String> {
+    words
+        .windows(2)
+        .filter(|w| {
+            PROTECTED.contains(&w[0].as_str())
+                && !w[1].is_empty()
+                && w[1].bytes().all(|b| b.is_ascii_digit() || b == b'-')
+        })
+        .map(|w| format!("{} {}", w[0], w[1]))
+        .collect()
 }
 
 /// The identifiers a message quotes (`'vllm_ops'`, `` `torch.cuda` ``, `"flash_attn"`):
@@ -280,7 +273,7 @@ impl FuzzyIndex {
                 }
                 ix.examples.push((s, near_miss, set));
                 ix.names.push(named(&msg));
-                ix.codes.push(codes(&msg));
+                ix.codes.push(codes(&words));
             }
         }
         ix
@@ -294,7 +287,7 @@ impl FuzzyIndex {
         }
         let (set, pairs) = shingles(&words);
         let names = named(msg);
-        let codes = codes(msg);
+        let codes = codes(&words);
         let mut cands: Vec<u32> = pairs
             .iter()
             .filter_map(|p| self.postings.get(p))
@@ -453,13 +446,14 @@ mod tests {
     fn a_stated_code_is_the_messages_meaning() {
         // GitHub Actions' step status (the runner's format) and the signature
         // github-actions-step-exit-code-137's example line
-        let one = codes("##[error]Process completed with exit code 1.");
-        let kill = codes("##[error]Process completed with exit code 137.");
+        let codes_of = |m: &str| codes(&masked_words(m));
+        let one = codes_of("##[error]Process completed with exit code 1.");
+        let kill = codes_of("##[error]Process completed with exit code 137.");
         assert_eq!(one, HashSet::from(["code 1".to_string()]));
         assert!(one.is_disjoint(&kill));
-        assert!(codes("CUDA error: out of memory").is_empty());
+        assert!(codes_of("CUDA error: out of memory").is_empty());
         assert_eq!(
-            codes("CUDA error 222 at ggml-cuda.cu:5141"),
+            codes_of("CUDA error 222 at ggml-cuda.cu:5141"),
             HashSet::from(["error 222".to_string()])
         );
     }

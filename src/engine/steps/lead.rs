@@ -40,7 +40,9 @@ re!(
 
 // ESLint's stylish report: a file's problems under its path, each row `line:column`,
 // the severity and the message in aligned columns (`  35:18  error  Empty block statement`)
-re!(STYLISH_ROW, r"^\s+[0-9]+:[0-9]+\s+error\s{2,}\S");
+// (one pattern: the parent's SPECIFIC table reads the same row as a tool's shape)
+pub const STYLISH_ROW_PATTERN: &str = r"^\s+[0-9]+:[0-9]+\s+error\s{2,}\S";
+re!(STYLISH_ROW, STYLISH_ROW_PATTERN);
 // the file a stylish report lists the problems of: a path alone on its line
 re!(FILE_ALONE, r"^\S+\.[A-Za-z0-9]{1,8}$");
 
