@@ -184,6 +184,14 @@ fn block_of<'x>(x: &'x Extraction, f: &Failure) -> Option<&'x Block> {
         .filter(|b| f.first_line() <= b.end && b.start <= f.last_line())
 }
 
+/// `f` lies in the failing block of a step a CI runner said failed (`The command "…"
+/// exited with 1.`, `Process completed with exit code 1.`): the runner, not the distance
+/// to the log's end, says the run stopped there. A build's error lines are often followed
+/// by the wrappers' summaries and the runner's cleanup, further than [`TERMINAL_LINES`].
+fn in_failed_step(x: &Extraction, f: &Failure) -> bool {
+    block_of(x, f).is_some_and(|b| b.terminal.is_some())
+}
+
 /// The failure inference reads: of those no signature matched and that are not a
 /// consequence, one in the failing block the structure shows first (what a person reads
 /// first is what the model should read), then the most telling shape, the first failure
@@ -197,7 +205,9 @@ fn target<'x>(x: &'x Extraction, explained: &[FailureId]) -> Option<&'x Failure>
         })
         .filter_map(|f| match shape_rank(f.kind) {
             Some(0) => Some((0, f)),
-            Some(r) if terminal(x, f) && !informational(f) => Some((r, f)),
+            Some(r) if (terminal(x, f) || in_failed_step(x, f)) && !informational(f) => {
+                Some((r, f))
+            }
             None if terminal(x, f) && python_warning(f) => Some((2, f)),
             _ => None,
         })

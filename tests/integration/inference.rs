@@ -586,3 +586,40 @@ ImportError: cannot import name 'load_weights' from 'fancylib.utils' (/usr/lib/p
     assert_eq!(top.signature, "python-cannot-import-name");
     assert_eq!(top.confidence, Confidence::High);
 }
+
+/// An error line in the block of a step the runner said failed is read by the model
+/// however far the runner's cleanup runs after it: the runner, not the distance to the
+/// log's end, says the run stopped there. Constructed (labelled so): the shape of a
+/// GitHub Actions build step — ninja's `FAILED:` line and the shell's `not found` for the
+/// command it ran, the build's wrappers, then 40 lines of post-job cleanup and the
+/// runner's exit line. Before, none of its lines was read (none within 30 lines of the
+/// end); with fewer cleanup lines, ninja's summary (`build stopped`) alone was.
+#[test]
+fn an_error_line_in_a_failed_steps_block_is_read_however_long_the_cleanup() {
+    let mut log = String::from(
+        "##[group]Run python setup.py bdist_wheel\n\
+         [1276/3874] Building CXX object c10/CMakeFiles/c10.dir/core/Allocator.cpp.o\n\
+         FAILED: [code=127] third_party/fmt/CMakeFiles/fmt.dir/src/format.cc.o.ddi\n\
+         \"CMAKE_CXX_COMPILER_CLANG_SCAN_DEPS-NOTFOUND\" -format=p1689 -- /usr/bin/clang++ -c format.cc\n\
+         /bin/sh: 1: CMAKE_CXX_COMPILER_CLANG_SCAN_DEPS-NOTFOUND: not found\n\
+         [1277/3874] Linking CXX static library lib/libc10.a\n\
+         ninja: build stopped: subcommand failed.\n",
+    );
+    for i in 0..40 {
+        log.push_str(&format!(
+            "Post job cleanup: removing container volume {i}\n"
+        ));
+    }
+    log.push_str("##[error]Process completed with exit code 1.\n");
+    let d = diagnose_text("constructed-ninja-step", &log);
+    let inferred = d
+        .causes
+        .iter()
+        .find(|c| c.layer.as_deref() == Some("inferred"))
+        .expect("an inferred cause");
+    let lines: Vec<usize> = inferred.evidence.iter().map(|e| e.line).collect();
+    assert!(
+        lines.iter().all(|l| (3..=5).contains(l)),
+        "the inferred cause reads the step's error block, got lines {lines:?}"
+    );
+}
