@@ -722,7 +722,8 @@ impl Assembly<'_> {
     /// traceback, the inner error of a watchdog's exception). It goes
     /// first when `medium` and earliest (a root, not what followed a cause found); else
     /// before the first wrapper (which points at a root elsewhere: this is that root's
-    /// category) when `medium`, printed before it or in its own lines; else last.
+    /// category) when `medium`, printed before it or in its own lines; before a `low` cause
+    /// printed before the step a CI runner said failed, when it reads that step; else last.
     fn add_inferred(&self, causes: &mut Vec<Cause>, top: usize) {
         let say_little = causes
             .iter()
@@ -771,6 +772,22 @@ impl Assembly<'_> {
                 && self.x.attempt_at(printed(&inferred)) == self.x.attempt_at(printed(c))
                 && crate::knowledge::links::explains(i.category, c.category)
         };
+        // a `low` cause printed before the step a CI runner said failed, when the inferred
+        // reading is of that step: the runner says where the run stopped (a routine `command
+        // not found` of the runner's own setup resembled a signature weakly); what the
+        // runner prints at the step's end (its exit status) is the step's own
+        let failed_step = self
+            .x
+            .failing_block
+            .as_ref()
+            .and_then(|b| b.terminal.map(|t| b.step_start..=t));
+        let before_failed_step = |c: &Cause| {
+            failed_step.as_ref().is_some_and(|step| {
+                step.contains(&printed(&inferred))
+                    && printed(c) < *step.start()
+                    && c.confidence == Confidence::Low
+            })
+        };
         let at = if i.confidence == Confidence::Medium && causes.iter().all(before) {
             0
         } else {
@@ -782,6 +799,7 @@ impl Assembly<'_> {
                             || before(c)
                             || i.failure.is_some_and(|f| c.failures.contains(&f))))
                         || explained_by(c)
+                        || before_failed_step(c)
                 })
                 .unwrap_or(causes.len())
         };

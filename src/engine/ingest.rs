@@ -2,7 +2,9 @@
 //!
 //! Every input (a path, or `-` for standard input) is read as a stream of lines. A
 //! gzip stream is recognised by its magic bytes and decompressed on the fly. Lines are
-//! split on `\n`; a trailing `\r` is dropped; invalid UTF-8 is decoded lossily (each bad
+//! split on `\n`; the `\r`s that end a line are dropped (a CRLF log, and one converted
+//! twice, `\r\r\n`, as Travis CI's macOS and Windows jobs show a program's CRLF output: a
+//! carriage return before the newline overwrites nothing); invalid UTF-8 is decoded lossily (each bad
 //! sequence becomes U+FFFD) so that line numbering never shifts. ANSI escape sequences
 //! and NUL bytes are removed from the text that later stages read.
 //!
@@ -201,7 +203,7 @@ impl LineReader {
             }
         };
         self.number += 1;
-        if out.last() == Some(&b'\r') {
+        while out.last() == Some(&b'\r') {
             out.pop();
         }
         Ok(Some(Physical {
@@ -471,6 +473,16 @@ mod tests {
         let t: Vec<_> = v.iter().map(|l| l.text.as_str()).collect();
         assert_eq!(t, ["a", "b", "c"]);
         assert_eq!(v[2].number, 3);
+    }
+
+    /// A CRLF line converted again (`\r\r\n`) ends as plainly as any: no carriage
+    /// return is left for a matcher to read (it made Travis's macOS `command not found`
+    /// lines resemble a CRLF script's `$'\r': command not found`).
+    #[test]
+    fn every_carriage_return_before_the_newline_is_dropped() {
+        let v = lines_of(b"yarn: command not found\r\r\nprogress 50%\rdone\r\n\r\r\n");
+        let t: Vec<_> = v.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(t, ["yarn: command not found", "progress 50%\rdone", ""]);
     }
 
     #[test]

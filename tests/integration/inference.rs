@@ -623,3 +623,40 @@ fn an_error_line_in_a_failed_steps_block_is_read_however_long_the_cleanup() {
         "the inferred cause reads the step's error block, got lines {lines:?}"
     );
 }
+
+/// A weak (`low`) cause printed before the step a CI runner said failed goes after the
+/// inferred reading of that step's failing block: the runner says where the run stopped.
+/// Constructed (labelled so): the shape of a Travis CI job whose setup prints the
+/// runner's routine `command not found` (which resembles a CRLF script's `$'\r': command
+/// not found` to the fuzzy layer), then a build step that fails. Before, the setup's line
+/// led the report.
+#[test]
+fn a_weak_cause_before_the_failed_step_goes_after_the_steps_own_failure() {
+    let log = "$ nvm install 10\n\
+               /Users/travis/.travis/job_stages: line 476: yarn: command not found\n\
+               Now using node v10.15.0\n\
+               $ ./build.sh\n\
+               Restoring packages for App.csproj...\n\
+               Build FAILED.\n\
+               App.csproj(12,5): error MSB4019: The imported project \"Microsoft.Common.props\" was not found.\n\
+               \x20   0 Warning(s)\n\
+               \x20   1 Error(s)\n\
+               \n\
+               The command \"./build.sh\" exited with 1.\n";
+    let d = diagnose_text("constructed-travis-setup-noise", log);
+    let top = d.causes.first().expect("a cause");
+    assert_eq!(top.layer.as_deref(), Some("inferred"), "{:?}", ids(&d));
+    assert!(
+        top.evidence.iter().all(|e| e.line >= 4),
+        "{:?}",
+        top.evidence
+    );
+    assert!(
+        d.causes
+            .iter()
+            .skip(1)
+            .any(|c| c.evidence.iter().any(|e| e.line == 2)),
+        "the setup's weak cause stays, after: {:?}",
+        ids(&d)
+    );
+}
