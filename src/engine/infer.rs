@@ -271,19 +271,32 @@ fn focus(f: &Failure) -> Option<String> {
     }
 }
 
-/// The line a person reads first: the primary exception's, else the failure's first.
-fn evidence(f: &Failure) -> Vec<EvidenceLine> {
+/// The line a person reads first: the primary exception's, else the failure's first —
+/// preceded, for an error line inside the failing block the structure shows that starts
+/// before it, by the block's first line: the model read the block, and an error line
+/// there is as often the wrappers' summary (`npm ERR! Test failed.`, `make: *** [test]
+/// Error 1`) as the failure, which the block starts at.
+fn evidence(x: &Extraction, f: &Failure) -> Vec<EvidenceLine> {
     let line = f.primary().map_or(f.first.line, |e| e.line);
     let text = f
         .lines
         .iter()
         .find(|l| l.line == line)
         .map_or_else(|| f.headline.clone(), |l| l.text.clone());
-    vec![EvidenceLine {
+    let own = EvidenceLine {
         line,
         text,
         stream: f.first.stream.clone(),
-    }]
+    };
+    let lead = block_of(x, f)
+        .filter(|b| shape_rank(f.kind) == Some(1) && b.start < line)
+        .and_then(|b| b.lines.iter().find(|(n, _)| *n == b.start))
+        .map(|(n, t)| EvidenceLine {
+            line: *n,
+            text: t.clone(),
+            stream: f.first.stream.clone(),
+        });
+    lead.into_iter().chain(std::iter::once(own)).collect()
 }
 
 /// The inferred cause of a failure of `x` that no cause explains (`explained`: the
@@ -296,7 +309,7 @@ pub fn infer(lib: &Library, x: &Extraction, explained: &[FailureId]) -> Option<I
     // thawed only now: a log whose failures signatures explain never reads the model
     let model = lib.model.as_ref()?.get()?;
     let p = model.predict(&text(x, f), focus(f).as_deref(), NEAREST);
-    let guess = p.as_ref().and_then(|p| guess(lib, &model, f, p));
+    let guess = p.as_ref().and_then(|p| guess(lib, &model, x, f, p));
     // a structure that says the software failed (a bare NotImplementedError has no words
     // to read) outweighs a guess the model is not sure of
     match bug::probable(f) {
@@ -312,7 +325,7 @@ pub fn infer(lib: &Library, x: &Extraction, explained: &[FailureId]) -> Option<I
                 confidence: Confidence::Low,
                 resembles: p.map(|p| resembles(lib, &p)).unwrap_or_default(),
                 failure: Some(f.id),
-                evidence: evidence(f),
+                evidence: evidence(x, f),
                 bug: Some(b),
             })
         }
@@ -323,7 +336,13 @@ pub fn infer(lib: &Library, x: &Extraction, explained: &[FailureId]) -> Option<I
 /// The model's reading of failure `f`: a routine line's words on an error line give no
 /// cause; on an exception (a healthy run does not end in one), the likeliest failure
 /// class, at what the model gives it.
-fn guess(lib: &Library, model: &Model, f: &Failure, p: &Prediction) -> Option<Inference> {
+fn guess(
+    lib: &Library,
+    model: &Model,
+    x: &Extraction,
+    f: &Failure,
+    p: &Prediction,
+) -> Option<Inference> {
     let exception = shape_rank(f.kind) == Some(0);
     let (category, raw) = class(p, exception)?;
     let probability = model.calibrated(raw);
@@ -340,7 +359,7 @@ fn guess(lib: &Library, model: &Model, f: &Failure, p: &Prediction) -> Option<In
         confidence,
         resembles: resembles(lib, p),
         failure: Some(f.id),
-        evidence: evidence(f),
+        evidence: evidence(x, f),
         bug: None,
     })
 }

@@ -660,3 +660,27 @@ fn a_weak_cause_before_the_failed_step_goes_after_the_steps_own_failure() {
         ids(&d)
     );
 }
+
+/// An inferred cause that reads a wrapper's summary inside the failing block the
+/// structure shows (`npm ERR! Test failed.`) leads its evidence with the block's first
+/// line, the failure the summary follows. Constructed (labelled so): the shape of a
+/// Travis CI `npm test` step running stylelint, whose report row is the failure.
+#[test]
+fn an_inferred_cause_on_a_summary_leads_with_the_blocks_first_line() {
+    let log = "$ npm test\n\
+               \n\
+               > normalize.css@8.0.0 test /home/travis/build/x/normalize.css\n\
+               > stylelint normalize.css\n\
+               \n\
+               normalize.css\n\
+               \x2012:3  \u{2716}  Expected indentation of 2 spaces   indentation\n\
+               \n\
+               npm ERR! Test failed.  See above for more details.\n\
+               \n\
+               The command \"npm test\" exited with 1.\n";
+    let d = diagnose_text("constructed-npm-stylelint", log);
+    let top = d.causes.first().expect("a cause");
+    assert_eq!(top.layer.as_deref(), Some("inferred"), "{:?}", ids(&d));
+    let lines: Vec<usize> = top.evidence.iter().map(|e| e.line).collect();
+    assert_eq!(lines, [7, 9]);
+}
