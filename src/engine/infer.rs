@@ -303,7 +303,11 @@ fn evidence(x: &Extraction, f: &Failure) -> Vec<EvidenceLine> {
 /// failures the causes found explain), if the model has one.
 pub fn infer(lib: &Library, x: &Extraction, explained: &[FailureId]) -> Option<Inference> {
     lib.model.as_ref()?;
-    let Some(f) = target(x, explained) else {
+    let chosen = target(x, explained);
+    if let Some(b) = wordless_block(x, chosen) {
+        return block_reading(lib, b);
+    }
+    let Some(f) = chosen else {
         return paste(lib, x);
     };
     // thawed only now: a log whose failures signatures explain never reads the model
@@ -401,6 +405,53 @@ fn paste(lib: &Library, x: &Extraction) -> Option<Inference> {
         return None;
     }
     let (line, shown) = x.paste.first()?;
+    Some(Inference {
+        category,
+        probability,
+        raw,
+        confidence: Confidence::Low,
+        resembles: resembles(lib, &p),
+        failure: None,
+        evidence: vec![EvidenceLine {
+            line: *line,
+            text: shown.clone(),
+            stream: String::new(),
+        }],
+        bug: None,
+    })
+}
+
+/// The failing block of a step a CI runner said failed, when no failure was extracted
+/// from it (its lines have no error words: `flag provided but not defined: -x`, a usage
+/// text) and the failure [`target`] chose lies outside that step (an `after_failure`
+/// step's message, a setup line): the runner says the run stopped there, so the block is
+/// what to read.
+fn wordless_block<'x>(x: &'x Extraction, chosen: Option<&Failure>) -> Option<&'x Block> {
+    let b = x.failing_block.as_ref()?;
+    let t = b.terminal?;
+    let in_block = |f: &Failure| f.first_line() <= b.end && b.start <= f.last_line();
+    let in_step = |f: &Failure| b.step_start <= f.first_line() && f.first_line() <= t;
+    let outside = chosen.is_none_or(|f| !in_step(f));
+    (outside && !b.lines.is_empty() && !x.failures.iter().any(in_block)).then_some(b)
+}
+
+/// The model's reading of a failing block no failure was extracted from
+/// ([`wordless_block`]): `low`, tied to no failure, its evidence the block's first line;
+/// nothing unless the model is sure of the class (the calibrated probability at least
+/// [`MEDIUM_FROM`]): the report shows the block either way.
+fn block_reading(lib: &Library, b: &Block) -> Option<Inference> {
+    let model = lib.model.as_ref()?.get()?;
+    let mut text = String::new();
+    push_peeled(&mut text, &b.lines);
+    let p = model.predict(&text, None, NEAREST)?;
+    let (category, raw) = class(&p, false)?;
+    // words alone, with no failure's shape: only a class the model is sure of, as for a
+    // paste ([`paste`])
+    let probability = model.calibrated(raw);
+    if probability < MEDIUM_FROM {
+        return None;
+    }
+    let (line, shown) = b.lines.first()?;
     Some(Inference {
         category,
         probability,

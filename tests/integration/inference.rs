@@ -684,3 +684,34 @@ fn an_inferred_cause_on_a_summary_leads_with_the_blocks_first_line() {
     let lines: Vec<usize> = top.evidence.iter().map(|e| e.line).collect();
     assert_eq!(lines, [7, 9]);
 }
+
+/// A step a CI runner said failed whose failing block has no error words (a usage text
+/// after `flag provided but not defined`) is what the model reads, not a message a later
+/// step prints about the failure (Travis's `after_failure`); words the model is not sure
+/// of give no cause, and the report shows the block. Constructed (labelled so): the shape
+/// of a Travis CI job whose test script stops on a flag its validator lacks.
+#[test]
+fn a_later_steps_message_is_not_read_for_a_failed_steps_wordless_block() {
+    let log = "$ ci/run-tests.sh\n\
+               All tests successful.\n\
+               +t/validator --trace2_event_file=/tmp/x --progress=10000\n\
+               flag provided but not defined: -trace2_event_file\n\
+               Usage of t/validator:\n\
+               \x20 -progress int\n\
+               \x20   \tPrint progress message each time we have validated this many lines\n\
+               The command \"ci/run-tests.sh\" exited with 1.\n\
+               \n\
+               $ ci/print-test-failures.sh\n\
+               Build job failed before the tests could have been run\n\
+               Done. Your build exited with 1.\n";
+    let d = diagnose_text("constructed-travis-wordless-block", log);
+    assert!(
+        d.causes
+            .iter()
+            .all(|c| c.evidence.iter().all(|e| e.line <= 8)),
+        "{:?}",
+        ids(&d)
+    );
+    let primary = d.primary.as_ref().expect("the failing block");
+    assert_eq!((primary.start, primary.end), (2, 8));
+}
