@@ -129,22 +129,17 @@ fn attach_probabilities(lib: &Library, causes: &mut [Cause]) {
     }
 }
 
-fn cap_after_unexplained_first(
-    lib: &Library,
-    x: &Extraction,
-    ranked: &[Ranked],
-    causes: &mut [Cause],
-) {
+/// Whether the first cause follows, in its attempt, a failure of a fatal shape that
+/// no signature matched and that is no consequence (an exception, an abort): the attempt
+/// failed first in a way no cause explains.
+fn after_unexplained_first(x: &Extraction, ranked: &[Ranked], causes: &[Cause]) -> bool {
     use crate::engine::extract::FailureKind;
-    let Some(top) = causes.first_mut() else {
-        return;
+    let Some(top) = causes.first() else {
+        return false;
     };
     let Some(top_line) = top.evidence.iter().map(|e| e.line).min() else {
-        return;
+        return false;
     };
-    if top.confidence != Confidence::High {
-        return;
-    }
     let attempt = x.attempt_at(top_line);
     let matched = |id: FailureId| ranked.iter().any(|r| r.failures.contains(&id));
     let unexplained_first = x.first_failure_of(attempt).is_some_and(|f| {
@@ -156,7 +151,30 @@ fn cap_after_unexplained_first(
             && f.kind != FailureKind::Signal
             && !matched(f.id)
             && !top.failures.contains(&f.id)
+            && !same_report(f, top_line)
+            // a traceback cut off before its exception line names no root
+            && !(f.kind == FailureKind::Traceback && f.primary().is_none())
     });
+    unexplained_first
+}
+
+/// Failure `f` ends just before the cause's first line: one report's lines the
+/// extraction split (the kernel's `oom-kill:constraint=…` line before its `Out of memory:
+/// Killed process …`; a traceback's frames pasted on one line, its exception on the next).
+fn same_report(f: &Failure, top_line: usize) -> bool {
+    const ADJACENT: usize = 3;
+    top_line.saturating_sub(f.last_line()) <= ADJACENT
+}
+
+/// A `high` first cause after an unexplained first failure ([`after_unexplained_first`])
+/// is capped at `medium`: the attempt may have failed for another reason first.
+fn cap_after_unexplained_first(lib: &Library, unexplained_first: bool, causes: &mut [Cause]) {
+    let Some(top) = causes.first_mut() else {
+        return;
+    };
+    if top.confidence != Confidence::High {
+        return;
+    }
     if unexplained_first && lib.get(&top.signature).is_some() {
         let score = top.score.min(rank::WEIGHTS.cap_medium);
         top.score = (score * 100.0).round() / 100.0;
@@ -564,8 +582,9 @@ impl Diagnosis {
             }
             causes.push(cx.cause(r, causes.len() + 1));
         }
-        cx.add_inferred(&mut causes, opts.top);
-        cap_after_unexplained_first(lib, &x, &ranked, &mut causes);
+        let unexplained_first = after_unexplained_first(&x, &ranked, &causes);
+        cx.add_inferred(&mut causes, opts.top, unexplained_first);
+        cap_after_unexplained_first(lib, unexplained_first, &mut causes);
         attach_probabilities(lib, &mut causes);
         noise.sort_by(|a, b| b.count.cmp(&a.count).then(a.signature.cmp(&b.signature)));
         let unexplained = if causes.is_empty() {
@@ -724,11 +743,12 @@ impl Assembly<'_> {
     /// before the first wrapper (which points at a root elsewhere: this is that root's
     /// category) when `medium`, printed before it or in its own lines; before a `low` cause
     /// printed before the step a CI runner said failed, when it reads that step; else last.
-    fn add_inferred(&self, causes: &mut Vec<Cause>, top: usize) {
+    fn add_inferred(&self, causes: &mut Vec<Cause>, top: usize, unexplained_first: bool) {
         let say_little = causes
             .iter()
             .all(|c| c.confidence == Confidence::Low || self.wraps(c));
-        if !say_little && !causes.first().is_some_and(|c| self.wrapper_cause(c)) {
+        let wrapper_first = causes.first().is_some_and(|c| self.wrapper_cause(c));
+        if !say_little && !wrapper_first && !unexplained_first {
             return;
         }
         // failures a signature matched (a benign one, a consequence folded under another)
@@ -752,6 +772,15 @@ impl Assembly<'_> {
         let Some(i) = crate::engine::infer::infer(self.lib, self.x, &explained) else {
             return;
         };
+        // read only for the earlier failure the first cause follows: a reading of the
+        // first cause's own category adds nothing to it, nor one the model is not sure of
+        let only_earlier = !say_little && !wrapper_first;
+        if only_earlier
+            && (i.confidence != Confidence::Medium
+                || causes.first().is_some_and(|c| c.category == i.category))
+        {
+            return;
+        }
         let first_line = |c: &Cause| c.first.as_ref().map_or(usize::MAX, |o| o.line);
         let inferred = self.inferred(&i);
         let before = |c: &Cause| first_line(&inferred) < first_line(c);

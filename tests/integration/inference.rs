@@ -324,17 +324,24 @@ fn a_python_warning_that_ends_the_run_is_read_by_the_model() {
 }
 
 /// Two independent failures in one log (Ollama's pull stopped by a disk quota, then a
-/// script missing a module): with the quota's signature left out, the module's cause is
-/// still named, but the attempt failed first in a way no cause explains, so it is not
-/// `high` (it was, and wrong). With the whole library the quota leads, `high`.
+/// script missing a module): with the quota's signature left out, the attempt failed
+/// first in a way no cause explains, so the model reads that first failure and its
+/// reading (the quota's words: disk-full) goes before the module's cause (which led,
+/// `high` and wrong; then capped at `medium`). With the whole library the quota leads,
+/// `high`.
 #[test]
 fn a_cause_after_an_unexplained_earlier_failure_is_not_high() {
     let name = "material-agent-ollama-disk-full-hpc-home-quota";
     let ks = knocked_out(&[name]);
     let k = ks.first().expect("the incident");
     assert!(!k.removed.is_empty(), "nothing left out");
-    assert_eq!(k.top_signature.as_deref(), Some("python-module-not-found"));
-    assert_eq!(k.outcome.top_confidence, Some(Confidence::Medium));
+    assert_eq!(k.top_signature.as_deref(), Some("inferred:disk-full"));
+    assert!(k.right);
+    assert_eq!(
+        k.outcome.got.get(..2),
+        Some(&["disk-full".to_string(), "import-error".to_string()][..]),
+        "the module's cause follows the quota's reading"
+    );
     let d = diagnose(name);
     let top = d.causes.first().expect("a cause");
     assert_eq!(top.category, Category::DiskFull, "{:?}", ids(&d));
