@@ -305,7 +305,8 @@ pub fn infer(lib: &Library, x: &Extraction, explained: &[FailureId]) -> Option<I
     lib.model.as_ref()?;
     let chosen = target(x, explained);
     if let Some(b) = wordless_block(x, chosen) {
-        return block_reading(lib, b);
+        // the report shows the block whether or not the model is sure of its class
+        return words_alone(lib, &b.lines, false);
     }
     let Some(f) = chosen else {
         return paste(lib, x);
@@ -392,19 +393,26 @@ fn paste(lib: &Library, x: &Extraction) -> Option<Inference> {
     if x.paste.is_empty() || x.failures.iter().any(|f| shape_rank(f.kind).is_some()) {
         return None;
     }
+    words_alone(lib, &x.paste, x.paste.len() == 1)
+}
+
+/// The model's reading of lines in which no failure's shape was found (a paste, a
+/// [`wordless_block`]): `low`, tied to no failure, its evidence the first line; only a
+/// class the model is sure of (calibrated at least [`MEDIUM_FROM`]: a healthy paste's
+/// words lean to no class; `starting job` / `all done` got `other` at 0.54). `focused`:
+/// the one line is also the focus.
+fn words_alone(lib: &Library, lines: &[(usize, String)], focused: bool) -> Option<Inference> {
     let model = lib.model.as_ref()?.get()?;
     let mut text = String::new();
-    push_peeled(&mut text, &x.paste);
-    let focus = (x.paste.len() == 1).then(|| text.trim().to_string());
+    push_peeled(&mut text, lines);
+    let focus = focused.then(|| text.trim().to_string());
     let p = model.predict(&text, focus.as_deref(), NEAREST)?;
     let (category, raw) = class(&p, false)?;
-    // words alone, with no shape: only a class the model is sure of (a healthy paste's
-    // words lean to no class; `starting job` / `all done` got `other` at 0.54)
     let probability = model.calibrated(raw);
     if probability < MEDIUM_FROM {
         return None;
     }
-    let (line, shown) = x.paste.first()?;
+    let (line, shown) = lines.first()?;
     Some(Inference {
         category,
         probability,
@@ -433,39 +441,6 @@ fn wordless_block<'x>(x: &'x Extraction, chosen: Option<&Failure>) -> Option<&'x
     let in_step = |f: &Failure| b.step_start <= f.first_line() && f.first_line() <= t;
     let outside = chosen.is_none_or(|f| !in_step(f));
     (outside && !b.lines.is_empty() && !x.failures.iter().any(in_block)).then_some(b)
-}
-
-/// The model's reading of a failing block no failure was extracted from
-/// ([`wordless_block`]): `low`, tied to no failure, its evidence the block's first line;
-/// nothing unless the model is sure of the class (the calibrated probability at least
-/// [`MEDIUM_FROM`]): the report shows the block either way.
-fn block_reading(lib: &Library, b: &Block) -> Option<Inference> {
-    let model = lib.model.as_ref()?.get()?;
-    let mut text = String::new();
-    push_peeled(&mut text, &b.lines);
-    let p = model.predict(&text, None, NEAREST)?;
-    let (category, raw) = class(&p, false)?;
-    // words alone, with no failure's shape: only a class the model is sure of, as for a
-    // paste ([`paste`])
-    let probability = model.calibrated(raw);
-    if probability < MEDIUM_FROM {
-        return None;
-    }
-    let (line, shown) = b.lines.first()?;
-    Some(Inference {
-        category,
-        probability,
-        raw,
-        confidence: Confidence::Low,
-        resembles: resembles(lib, &p),
-        failure: None,
-        evidence: vec![EvidenceLine {
-            line: *line,
-            text: shown.clone(),
-            stream: String::new(),
-        }],
-        bug: None,
-    })
 }
 
 /// The signatures a prediction names as nearest, similar enough to be named.
