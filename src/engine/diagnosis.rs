@@ -142,7 +142,7 @@ fn after_unexplained_first(x: &Extraction, ranked: &[Ranked], causes: &[Cause]) 
     };
     let attempt = x.attempt_at(top_line);
     let matched = |id: FailureId| ranked.iter().any(|r| r.failures.contains(&id));
-    let unexplained_first = x.first_failure_of(attempt).is_some_and(|f| {
+    x.first_failure_of(attempt).is_some_and(|f| {
         f.last_line() < top_line
             && f.consequence_of.is_none()
             && !f.consequence_shape
@@ -154,8 +154,7 @@ fn after_unexplained_first(x: &Extraction, ranked: &[Ranked], causes: &[Cause]) 
             && !same_report(f, top_line)
             // a traceback cut off before its exception line names no root
             && !(f.kind == FailureKind::Traceback && f.primary().is_none())
-    });
-    unexplained_first
+    })
 }
 
 /// Failure `f` ends just before the cause's first line: one report's lines the
@@ -781,9 +780,25 @@ impl Assembly<'_> {
         {
             return;
         }
-        let first_line = |c: &Cause| c.first.as_ref().map_or(usize::MAX, |o| o.line);
         let inferred = self.inferred(&i);
-        let before = |c: &Cause| first_line(&inferred) < first_line(c);
+        let at = self.inferred_position(causes, &inferred, &i);
+        causes.insert(at, inferred);
+        causes.truncate(top);
+        for (n, c) in causes.iter_mut().enumerate() {
+            c.rank = n + 1;
+        }
+    }
+
+    /// Where the inferred cause `inferred` (of inference `i`) goes among `causes`
+    /// ([`Assembly::add_inferred`]).
+    fn inferred_position(
+        &self,
+        causes: &[Cause],
+        inferred: &Cause,
+        i: &crate::engine::infer::Inference,
+    ) -> usize {
+        let first_line = |c: &Cause| c.first.as_ref().map_or(usize::MAX, |o| o.line);
+        let before = |c: &Cause| first_line(inferred) < first_line(c);
         // a later `low` cause of the same attempt whose category the inferred one's
         // explains (the category link table: a GPU fault before the MMU fault it caused),
         // when the inferred reading scores at least as high as the cause it goes before
@@ -795,10 +810,10 @@ impl Assembly<'_> {
                 .unwrap_or(usize::MAX)
         };
         let explained_by = |c: &Cause| {
-            printed(&inferred) < printed(c)
+            printed(inferred) < printed(c)
                 && c.confidence == Confidence::Low
                 && inferred.score >= c.score
-                && self.x.attempt_at(printed(&inferred)) == self.x.attempt_at(printed(c))
+                && self.x.attempt_at(printed(inferred)) == self.x.attempt_at(printed(c))
                 && crate::knowledge::links::explains(i.category, c.category)
         };
         // a `low` cause printed before the step a CI runner said failed, when the inferred
@@ -812,12 +827,12 @@ impl Assembly<'_> {
             .and_then(|b| b.terminal.map(|t| b.step_start..=t));
         let before_failed_step = |c: &Cause| {
             failed_step.as_ref().is_some_and(|step| {
-                step.contains(&printed(&inferred))
+                step.contains(&printed(inferred))
                     && printed(c) < *step.start()
                     && c.confidence == Confidence::Low
             })
         };
-        let at = if i.confidence == Confidence::Medium && causes.iter().all(before) {
+        if i.confidence == Confidence::Medium && causes.iter().all(before) {
             0
         } else {
             causes
@@ -831,11 +846,6 @@ impl Assembly<'_> {
                         || before_failed_step(c)
                 })
                 .unwrap_or(causes.len())
-        };
-        causes.insert(at, inferred);
-        causes.truncate(top);
-        for (n, c) in causes.iter_mut().enumerate() {
-            c.rank = n + 1;
         }
     }
 

@@ -3,9 +3,9 @@
 //! Every input (a path, or `-` for standard input) is read as a stream of lines. A
 //! gzip stream is recognised by its magic bytes and decompressed on the fly. Lines are
 //! split on `\n`; the `\r`s that end a line are dropped (a CRLF log, and one converted
-//! twice, `\r\r\n`, as Travis CI's macOS and Windows jobs show a program's CRLF output: a
-//! carriage return before the newline overwrites nothing); invalid UTF-8 is decoded lossily (each bad
-//! sequence becomes U+FFFD) so that line numbering never shifts. ANSI escape sequences
+//! twice, `\r\r\n`, as Travis CI's macOS and Windows jobs show a program's CRLF output:
+//! a carriage return before the newline overwrites nothing); invalid UTF-8 is decoded
+//! lossily (each bad sequence becomes U+FFFD) so that line numbering never shifts. ANSI escape sequences
 //! and NUL bytes are removed from the text that later stages read.
 //!
 //! Memory is bounded per line: a line longer than [`MAX_LINE_BYTES`] keeps its first

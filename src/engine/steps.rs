@@ -133,7 +133,7 @@ set!(GENERIC_SET, GENERIC);
 /// script wrote under `--- stdout` and `--- stderr`: the script's own error (a panic,
 /// `error: the configured Python interpreter version … is newer than PyO3's …`) is in the
 /// second, after a stdout that can run to a hundred lines of probes. [`STREAM_SECTION`].
-const HEADER: &str = r"(?i)^(?:Issues :-\(|There (?:was|were) [0-9]+ (?:failures?|errors?):|[0-9]+ failing|rake aborted!|=+ (?:FAILURES|ERRORS) =+|TEST FAILURES|FAILURES!+|Failures:|ERROR|Last [0-9]+ lines of output:|Caused by:|Errors?:|Failed tests?:|--- stderr)$";
+const HEADER: &str = r"(?i)^(?:Issues :-\(|There (?:was|were) [0-9]+ (?:failures?|errors?):|[0-9]+ failing|rake aborted!|=+ (?:FAILURES|ERRORS) =+|TEST FAILURES|FAILURES!+|Failures?:|ERROR|Last [0-9]+ lines of output:|Caused by:|Errors?:|Failed tests?:|--- stderr)$";
 re!(HEADER_RE, HEADER);
 
 /// The header of the section where a failed child process's error stream is shown (cargo's
@@ -149,9 +149,11 @@ fn stream_section(text: &str) -> bool {
         && t[t.len() - STREAM_SECTION.len()..].eq_ignore_ascii_case(STREAM_SECTION.as_bytes())
 }
 
-/// A header that is itself the failure's first line (`rake aborted!`, `Error:`), not a
-/// section's banner (`=== FAILURES ===`, `3 failing`): the block starts at it.
-const HEADER_STATING: &str = r"(?i)^(?:rake aborted!|ERROR|Errors?:)$";
+/// A header that is itself the failure's first line (`rake aborted!`, `Error:`; Ruby's
+/// test/unit and minitest print each failed test as `Failure:` or `Error:`, then
+/// `TestClass#test_name [file:line]:`, then the message), not a section's banner
+/// (`=== FAILURES ===`, `3 failing`): the block starts at it.
+const HEADER_STATING: &str = r"(?i)^(?:rake aborted!|ERROR|Errors?:|Failure:)$";
 re!(HEADER_STATING_RE, HEADER_STATING);
 
 /// A test runner's verdict on one test: outranks an exception printed before it (a test

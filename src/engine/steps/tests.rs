@@ -693,3 +693,35 @@ fn a_linters_report_is_read_from_the_file_it_lists() {
     assert_eq!(block(ESLINT_STYLISH).map(|(s, _)| s), Some(7));
     assert!(block(ESLINT_STYLISH).is_some_and(|(_, e)| e >= 9));
 }
+
+/// Ruby's test runners (test/unit, minitest under `rails test`) print each failed test as
+/// `Failure:` (or `Error:`), the test's name and place, then the message: the block starts
+/// at the header. The run below is the one the Rails guides show (rails/rails,
+/// guides/source/testing.md), verbatim.
+#[test]
+fn a_ruby_test_runners_failure_header_starts_the_block() {
+    assert_eq!(classify("Failure:", None), Some(Class::Header));
+    let log = "\
+$ bin/rails test test/models/article_test.rb
+Running 1 tests in a single process (parallelization threshold is 50)
+Run options: --seed 44656
+
+# Running:
+
+F
+
+Failure:
+ArticleTest#test_should_not_save_article_without_title [/path/to/blog/test/models/article_test.rb:4]:
+Expected true to be nil or false
+
+
+bin/rails test test/models/article_test.rb:4
+
+
+
+Finished in 0.023918s, 41.8090 runs/s, 41.8090 assertions/s.
+
+1 runs, 1 assertions, 1 failures, 0 errors, 0 skips
+";
+    assert_eq!(block(log).map(|b| b.0), Some(9));
+}
