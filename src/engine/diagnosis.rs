@@ -330,7 +330,8 @@ fn failure_at(x: &Extraction, line: usize) -> Option<&Failure> {
 fn primary_block(x: &Extraction, causes: &[Cause]) -> Option<Primary> {
     let step = x.failing_block.as_ref();
     let in_step = |line: usize| {
-        step.is_none_or(|b| b.terminal.is_none_or(|t| b.step_start <= line && line <= t))
+        step.and_then(crate::engine::steps::Block::failed_step)
+            .is_none_or(|r| r.contains(&line))
     };
     // an inferred cause is a guess at the category from the failure's words: where the
     // failure is, the structure says
@@ -824,7 +825,7 @@ impl Assembly<'_> {
             .x
             .failing_block
             .as_ref()
-            .and_then(|b| b.terminal.map(|t| b.step_start..=t));
+            .and_then(crate::engine::steps::Block::failed_step);
         let before_failed_step = |c: &Cause| {
             failed_step.as_ref().is_some_and(|step| {
                 step.contains(&printed(inferred))

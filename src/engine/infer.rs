@@ -189,7 +189,7 @@ fn block_of<'x>(x: &'x Extraction, f: &Failure) -> Option<&'x Block> {
 /// to the log's end, says the run stopped there. A build's error lines are often followed
 /// by the wrappers' summaries and the runner's cleanup, further than [`TERMINAL_LINES`].
 fn in_failed_step(x: &Extraction, f: &Failure) -> bool {
-    block_of(x, f).is_some_and(|b| b.terminal.is_some())
+    block_of(x, f).is_some_and(|b| b.failed_step().is_some())
 }
 
 /// The failure inference reads: of those no signature matched and that are not a
@@ -436,11 +436,10 @@ fn words_alone(lib: &Library, lines: &[(usize, String)], focused: bool) -> Optio
 /// what to read.
 fn wordless_block<'x>(x: &'x Extraction, chosen: Option<&Failure>) -> Option<&'x Block> {
     let b = x.failing_block.as_ref()?;
-    let t = b.terminal?;
-    let in_block = |f: &Failure| f.first_line() <= b.end && b.start <= f.last_line();
-    let in_step = |f: &Failure| b.step_start <= f.first_line() && f.first_line() <= t;
-    let outside = chosen.is_none_or(|f| !in_step(f));
-    (outside && !b.lines.is_empty() && !x.failures.iter().any(in_block)).then_some(b)
+    let step = b.failed_step()?;
+    let outside = chosen.is_none_or(|f| !step.contains(&f.first_line()));
+    let wordless = !x.failures.iter().any(|f| block_of(x, f).is_some());
+    (outside && wordless && !b.lines.is_empty()).then_some(b)
 }
 
 /// The signatures a prediction names as nearest, similar enough to be named.

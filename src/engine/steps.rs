@@ -810,6 +810,14 @@ pub struct Block {
     pub lines: Vec<(usize, String)>,
 }
 
+impl Block {
+    /// The lines of the step a CI runner said failed, from its start to the runner's line;
+    /// `None` when no runner said so.
+    pub fn failed_step(&self) -> Option<std::ops::RangeInclusive<usize>> {
+        self.terminal.map(|t| self.step_start..=t)
+    }
+}
+
 /// Bytes of a block line kept for the report.
 pub const MAX_LINE_BYTES: usize = 400;
 

@@ -69,8 +69,9 @@ pub fn location(line: &str) -> bool {
 }
 
 /// The line the block should start at instead of `head` (its text `head_text`), given the
-/// paragraph just above it (`above`: consecutive non-blank lines, the last of which may be separated from the
-/// headline by blank lines), or `None` when nothing above belongs to its record.
+/// paragraph just above it (`above`: consecutive non-blank lines, the last of which may be
+/// separated from the headline by blank lines), or `None` when nothing above belongs to
+/// its record.
 pub fn lead_in(head: usize, head_text: &str, above: &[(usize, String)]) -> Option<usize> {
     let last = above.last()?.0;
     if last >= head {
